@@ -1,0 +1,135 @@
+#include "cli/run_scenario.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "models/gpt.h"
+#include "report/atomic_file.h"
+#include "report/chrome_trace.h"
+#include "report/results_json.h"
+#include "sim/executor.h"
+#include "strategies/plan.h"
+
+namespace stratasim {
+
+StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
+                        const ExecutionTrace& t, double samples_per_iteration,
+                        double tokens_per_sample) {
+  MetricsInput in;
+  in.warmup_iterations = s.training.warmup_iterations;
+  in.measured_iterations = s.training.measured_iterations;
+  in.samples_per_iteration = samples_per_iteration;
+  in.tokens_per_sample = tokens_per_sample;
+  for (int r = 0; r < g.num_ranks(); ++r) {
+    const GpuSpec& gpu = s.cluster.GpuOfRank(r);
+    in.peak_flops_per_rank.push_back(gpu.Supports(s.training.precision)
+                                         ? gpu.Peak(s.training.precision)
+                                         : 0.0);
+    in.memory_capacity_per_rank.push_back(gpu.memory_bytes);
+  }
+  StrategyResult r;
+  r.name = spec.name;
+  r.kind = spec.kind;
+  r.num_gpus = g.num_ranks();
+  r.metrics = ComputeMetrics(g, t, in);
+  return r;
+}
+
+std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only) {
+  std::vector<const StrategySpec*> chosen;
+  for (const std::string& name : only) {
+    auto it = std::find_if(s.strategies.begin(), s.strategies.end(),
+                           [&](const StrategySpec& x) { return x.name == name; });
+    if (it == s.strategies.end()) {
+      throw ConfigError(SourceLocation{s.file, 0, 0}, "--strategy", name,
+                        "no strategy of this name in the scenario");
+    }
+  }
+  for (const StrategySpec& spec : s.strategies) {
+    if (only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end()) {
+      chosen.push_back(&spec);
+    }
+  }
+
+  struct Planned {
+    const StrategySpec* spec;
+    std::optional<Plan> plan;
+    std::string error;
+  };
+  std::vector<Planned> planned;
+  for (const StrategySpec* spec : chosen) {
+    Planned p{spec, std::nullopt, ""};
+    try {
+      p.plan = PlanStrategy(s, *spec);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& e) {
+      p.error = e.what();
+    }
+    planned.push_back(std::move(p));
+  }
+
+  std::vector<StrategyRun> runs;
+  for (Planned& p : planned) {
+    StrategyRun run;
+    run.result.name = p.spec->name;
+    run.result.kind = p.spec->kind;
+    run.result.num_gpus = s.cluster.NumGpus();
+    if (p.plan) {
+      try {
+        run.trace = sim::Simulate(p.plan->graph, s.cluster, s.simulation);
+        run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace,
+                              p.plan->samples_per_iteration, p.plan->tokens_per_sample);
+        run.result.notes = p.plan->notes;
+        run.graph = std::move(p.plan->graph);
+      } catch (const Error& e) {
+        p.error = e.what();
+      }
+    }
+    if (!p.error.empty()) {
+      run.result.ok = false;
+      run.result.error = p.error;
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
+  RunResults r;
+  r.scenario_name = s.name;
+  r.scenario_file = s.file;
+  r.seed = s.training.seed;
+  r.tool_version = tool_version;
+  for (const ServerGroup& g : s.cluster.groups) {
+    if (!r.gpu_summary.empty()) r.gpu_summary += " + ";
+    r.gpu_summary += std::to_string(g.count) + " x " + std::to_string(g.gpus_per_server) + " " +
+                     g.gpu;
+  }
+  char model[200];
+  std::snprintf(model, sizeof model, "%s %s (%.3g M parameters), sequence %d, %s",
+                s.model.kind.c_str(), s.model.preset.empty() ? "custom" : s.model.preset.c_str(),
+                GptParameterCount(s.model) / 1e6, s.model.sequence,
+                std::string(ToString(s.training.precision)).c_str());
+  r.model_summary = model;
+  return r;
+}
+
+void WriteOutputs(const std::string& dir, const RunResults& results,
+                  const std::vector<StrategyRun>& runs, bool write_graphs) {
+  CreateDirectories(dir);
+  for (const StrategyRun& run : runs) {
+    if (!run.result.ok) continue;
+    WriteFileAtomically(dir + "/" + run.result.name + ".trace.json",
+                        ChromeTraceJson(run.graph, run.trace));
+    if (write_graphs) {
+      WriteFileAtomically(dir + "/" + run.result.name + ".graph.json", TaskGraphToJson(run.graph));
+    }
+  }
+  WriteFileAtomically(dir + "/results.csv", ResultsToCsv(results));
+  // Last, so that a complete results.json means every other file is in place.
+  WriteFileAtomically(dir + "/results.json", ResultsToJson(results));
+}
+
+}  // namespace stratasim

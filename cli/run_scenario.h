@@ -1,0 +1,42 @@
+// Wires the pieces for one scenario: plan each strategy, simulate it, compute its metrics.
+#ifndef STRATASIM_CLI_RUN_SCENARIO_H_
+#define STRATASIM_CLI_RUN_SCENARIO_H_
+
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+#include "core/task_graph.h"
+#include "core/trace.h"
+#include "report/results.h"
+
+namespace stratasim {
+
+// A strategy's plan and trace, kept for the per-strategy output files.
+struct StrategyRun {
+  StrategyResult result;
+  TaskGraph graph;
+  ExecutionTrace trace;
+};
+
+// Plans every strategy first (so that a bad option fails before any simulation runs:
+// ConfigError propagates), then simulates each; a strategy that cannot be planned or
+// simulated (stratasim::Error) is recorded as failed, and the others still run.
+std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only);
+
+// Metrics of one simulated plan of scenario `s`.
+StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
+                        const ExecutionTrace& t, double samples_per_iteration,
+                        double tokens_per_sample);
+
+// Header facts of the results: scenario, seed, version, cluster and model summaries.
+RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
+
+// Writes results.json, results.csv and, per strategy, <name>.trace.json (Chrome/Perfetto)
+// and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`.
+void WriteOutputs(const std::string& dir, const RunResults& results,
+                  const std::vector<StrategyRun>& runs, bool write_graphs);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CLI_RUN_SCENARIO_H_

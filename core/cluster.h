@@ -1,0 +1,98 @@
+// What a cluster is made of: server groups (GPU kind, count, fabric inside, NICs) and the
+// network between servers. Plain data filled by the scenario loader and read by sim/.
+#ifndef STRATASIM_CORE_CLUSTER_H_
+#define STRATASIM_CORE_CLUSTER_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/hardware.h"
+
+namespace stratasim {
+
+// One direction of a full-duplex connection: each direction has this bandwidth on its own.
+struct LinkSpec {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+// Every GPU has a port of `link` bandwidth per direction into a non-blocking switch
+// (DGX/HGX A100, H100, H200).
+struct NvSwitchSpec {
+  LinkSpec link;
+};
+
+// Direct NVLink connections between GPU pairs (bridges, DGX-1 hybrid cube mesh). `link` is the
+// aggregate of the NVLink lanes between one pair, per direction. Pairs use server-local indices.
+struct NvLinkSpec {
+  std::vector<std::pair<int, int>> pairs;
+  LinkSpec link;
+};
+
+// A PCIe tree: `gpus_per_switch` GPUs (and the NICs serving them) under each PCIe switch,
+// switches spread evenly over `sockets` CPU sockets joined by `socket_link` (UPI/QPI/xGMI).
+struct PcieSpec {
+  int gpus_per_switch = 1;
+  int sockets = 1;
+  LinkSpec link;         // GPU or NIC <-> PCIe switch
+  LinkSpec uplink;       // PCIe switch <-> CPU socket
+  LinkSpec socket_link;  // socket <-> socket
+};
+
+// NICs of one server; GPUs share them in contiguous blocks of gpus_per_server / count.
+struct NicSpec {
+  int count = 1;
+  LinkSpec link;
+};
+
+struct ServerGroup {
+  std::string name;
+  int count = 1;  // servers in this group
+  std::string gpu;
+  int gpus_per_server = 1;
+  std::optional<NvSwitchSpec> nvswitch;
+  std::optional<NvLinkSpec> nvlink;
+  std::optional<PcieSpec> pcie;
+  NicSpec nics;
+};
+
+enum class NetworkKind {
+  kSingleSwitch,  // one non-blocking switch joins every NIC
+  kLeafSpine,     // servers under leaf switches; leaves joined by spines with oversubscription
+};
+
+struct NetworkSpec {
+  NetworkKind kind = NetworkKind::kSingleSwitch;
+  double switch_latency_s = 0;  // per switch crossed
+  int servers_per_leaf = 1;     // kLeafSpine only
+  // Downlink/uplink capacity ratio of a leaf (kLeafSpine only): 1 is a full-bisection fat
+  // tree, 4 means a leaf's uplinks carry a quarter of what its servers' NICs can inject.
+  double oversubscription = 1;
+};
+
+// Where a global rank lives. Ranks are numbered server-major in the order the groups are
+// listed: group 0's servers first, GPUs of a server consecutive.
+struct GpuLocation {
+  int group = 0;
+  int server = 0;  // global server index
+  int local = 0;   // index of the GPU inside its server
+};
+
+struct ClusterSpec {
+  std::vector<ServerGroup> groups;
+  NetworkSpec network;
+  std::vector<GpuSpec> gpu_kinds;  // every kind the groups name, resolved from the catalog
+
+  int NumGpus() const;
+  int NumServers() const;
+  GpuLocation Locate(int rank) const;
+  // GPU kind of a group or of a rank; throws stratasim::Error if the kind is unknown.
+  const GpuSpec& GpuOfGroup(int group) const;
+  const GpuSpec& GpuOfRank(int rank) const;
+};
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_CLUSTER_H_

@@ -1,0 +1,136 @@
+#include "core/metrics.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+using Interval = std::pair<double, double>;
+
+// Sorts and merges overlapping intervals.
+std::vector<Interval> Union(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.second <= i.first) continue;
+    if (!out.empty() && i.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, i.second);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// Length of (a minus b), both merged unions, clipped to [lo, hi].
+double ExclusiveLength(const std::vector<Interval>& a, const std::vector<Interval>& b, double lo,
+                       double hi) {
+  double total = 0;
+  size_t j = 0;
+  for (const Interval& i : a) {
+    double s = std::max(i.first, lo), e = std::min(i.second, hi);
+    if (e <= s) continue;
+    double covered = 0;
+    while (j < b.size() && b[j].second <= s) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < e; ++k) {
+      covered += std::max(0.0, std::min(e, b[k].second) - std::max(s, b[k].first));
+    }
+    total += (e - s) - covered;
+  }
+  return total;
+}
+
+bool IsCommunication(TaskKind k) {
+  return k == TaskKind::kCollective || k == TaskKind::kSend || k == TaskKind::kRecv ||
+         k == TaskKind::kCopy;
+}
+
+}  // namespace
+
+Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const MetricsInput& in) {
+  if (t.records.size() != g.tasks().size()) {
+    throw Error("trace has " + std::to_string(t.records.size()) + " records for a graph of " +
+                std::to_string(g.tasks().size()) + " tasks");
+  }
+  if (in.measured_iterations < 1) throw Error("metrics need at least one measured iteration");
+  const int first = in.warmup_iterations;
+  const int last = in.warmup_iterations + in.measured_iterations - 1;
+  const int n = g.num_ranks();
+
+  // An iteration ends when its last task ends; the measured window runs from the end of the
+  // iteration before the first measured one (or time 0) to the end of the last measured one.
+  std::vector<double> iteration_end(last + 1, -1);
+  double model_flops = 0;
+  for (const Task& task : g.tasks()) {
+    if (task.iteration < 0 || task.iteration > last) continue;
+    iteration_end[task.iteration] =
+        std::max(iteration_end[task.iteration], t.records[task.id].end_s);
+    if (task.iteration >= first && task.kind == TaskKind::kCompute &&
+        (task.phase == Phase::kForward || task.phase == Phase::kBackward)) {
+      model_flops += task.flops;
+    }
+  }
+  for (int i = 0; i <= last; ++i) {
+    if (iteration_end[i] < 0) throw Error("iteration " + std::to_string(i) + " has no tasks");
+  }
+  const double window_start = first > 0 ? iteration_end[first - 1] : 0.0;
+  const double window_end = iteration_end[last];
+  const double window = window_end - window_start;
+  if (window <= 0) throw Error("the measured iterations took no time");
+
+  Metrics m;
+  m.iteration_time_s = window / in.measured_iterations;
+  m.samples_per_s = in.samples_per_iteration / m.iteration_time_s;
+  m.tokens_per_s = m.samples_per_s * in.tokens_per_sample;
+  m.model_flops_per_iteration = model_flops / in.measured_iterations;
+  const double achieved = m.model_flops_per_iteration / m.iteration_time_s;
+  m.tflops_per_gpu = n > 0 ? achieved / n / 1e12 : 0;
+  double peak_sum = 0;
+  for (double p : in.peak_flops_per_rank) peak_sum += p;
+  m.mfu = peak_sum > 0 ? achieved / peak_sum : 0;
+
+  std::vector<std::vector<Interval>> comm(n), busy(n);
+  std::vector<std::vector<std::pair<double, double>>> mem_events(n);  // (time, delta)
+  for (const Task& task : g.tasks()) {
+    const TraceRecord& r = t.records[task.id];
+    if (task.kind == TaskKind::kMemory) {
+      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes});
+    } else if (task.kind == TaskKind::kCompute) {
+      busy[task.rank].push_back({r.start_s, r.end_s});
+    } else if (IsCommunication(task.kind)) {
+      comm[task.rank].push_back({r.start_s, r.end_s});
+    }
+  }
+  double exposed = 0;
+  for (int rank = 0; rank < n; ++rank) {
+    exposed += ExclusiveLength(Union(comm[rank]), Union(busy[rank]), window_start, window_end);
+  }
+  m.exposed_comm_fraction = n > 0 ? exposed / n / window : 0;
+
+  m.peak_memory_bytes.assign(n, 0);
+  for (int rank = 0; rank < n; ++rank) {
+    // At equal times frees apply before allocations (a buffer released and another taken at
+    // the same instant do not coexist); stable so equal events keep graph order.
+    std::stable_sort(mem_events[rank].begin(), mem_events[rank].end(),
+                     [](const auto& a, const auto& b) {
+                       if (a.first != b.first) return a.first < b.first;
+                       return a.second < 0 && b.second >= 0;
+                     });
+    double current = 0, peak = 0;
+    for (const auto& [time, delta] : mem_events[rank]) {
+      current += delta;
+      peak = std::max(peak, current);
+    }
+    m.peak_memory_bytes[rank] = peak;
+    if (rank < static_cast<int>(in.memory_capacity_per_rank.size()) &&
+        peak > in.memory_capacity_per_rank[rank]) {
+      m.oom_ranks.push_back(rank);
+    }
+  }
+  return m;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,40 @@
+// Figures computed from a task graph and its execution trace, never from the strategy.
+#ifndef STRATASIM_CORE_METRICS_H_
+#define STRATASIM_CORE_METRICS_H_
+
+#include <vector>
+
+#include "core/task_graph.h"
+#include "core/trace.h"
+
+namespace stratasim {
+
+struct MetricsInput {
+  int warmup_iterations = 0;     // iterations [0, warmup) are not measured
+  int measured_iterations = 1;   // iterations [warmup, warmup + measured)
+  double samples_per_iteration = 0;
+  double tokens_per_sample = 0;
+  std::vector<double> peak_flops_per_rank;     // dense peak for the training precision
+  std::vector<double> memory_capacity_per_rank;
+};
+
+struct Metrics {
+  double iteration_time_s = 0;  // mean over the measured iterations
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_iteration = 0;  // forward + backward FLOPs, no recomputation
+  double tflops_per_gpu = 0;             // model TFLOP/s per GPU
+  double mfu = 0;                        // model FLOP/s over the cluster's summed peak
+  // Mean over ranks of the fraction of the measured window in which the rank communicated
+  // (collectives, sends, receives, copies) and computed nothing.
+  double exposed_comm_fraction = 0;
+  std::vector<double> peak_memory_bytes;  // per rank, from the trace's memory events
+  std::vector<int> oom_ranks;             // ranks whose peak exceeds their capacity
+};
+
+// Throws stratasim::Error when the trace does not cover the graph or an iteration is missing.
+Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const MetricsInput& in);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_METRICS_H_

@@ -1,0 +1,89 @@
+#include "core/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+// Two iterations on one rank: compute [0,1) then comm [1,1.5) in iteration 0; compute
+// [1.5,2.5) overlapping comm [2,3) in iteration 1; memory +10 at 0, +5 at 1.5, -5 at 2.5.
+struct Fixture {
+  TaskGraph g{1};
+  ExecutionTrace t;
+  Fixture() {
+    const int s = g.Stream("c"), c = g.Stream("m");
+    auto add = [&](TaskKind k, int stream, int it, Phase ph, double flops, double mem, double start,
+                   double end) {
+      Task x;
+      x.kind = k;
+      x.stream = stream;
+      x.iteration = it;
+      x.phase = ph;
+      x.flops = flops;
+      x.memory_delta_bytes = mem;
+      x.peer = 0;
+      TaskId id = k == TaskKind::kCollective ? -1 : g.Add(x);
+      t.records.push_back(TraceRecord{id, 0, stream, start, end, start});
+    };
+    add(TaskKind::kMemory, s, 0, Phase::kOther, 0, 10, 0, 0);
+    add(TaskKind::kCompute, s, 0, Phase::kForward, 100, 0, 0, 1);
+    add(TaskKind::kCopy, c, 0, Phase::kCommunication, 0, 0, 1, 1.5);
+    add(TaskKind::kMemory, s, 1, Phase::kOther, 0, 5, 1.5, 1.5);
+    add(TaskKind::kCompute, s, 1, Phase::kBackward, 200, 0, 1.5, 2.5);
+    add(TaskKind::kMemory, s, 1, Phase::kOther, 0, -5, 2.5, 2.5);
+    add(TaskKind::kCopy, c, 1, Phase::kCommunication, 0, 0, 2, 3);
+    t.num_ranks = 1;
+  }
+};
+
+TEST(Metrics, IterationTimeThroughputExposedCommAndMemory) {
+  Fixture f;
+  MetricsInput in;
+  in.warmup_iterations = 1;
+  in.measured_iterations = 1;
+  in.samples_per_iteration = 8;
+  in.tokens_per_sample = 10;
+  in.peak_flops_per_rank = {1000};
+  in.memory_capacity_per_rank = {12};
+  const Metrics m = ComputeMetrics(f.g, f.t, in);
+  EXPECT_DOUBLE_EQ(m.iteration_time_s, 1.5);  // iteration 1 ends at 3, iteration 0 at 1.5
+  EXPECT_DOUBLE_EQ(m.samples_per_s, 8 / 1.5);
+  EXPECT_DOUBLE_EQ(m.tokens_per_s, 80 / 1.5);
+  EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, 200);
+  EXPECT_DOUBLE_EQ(m.mfu, 200 / 1.5 / 1000);
+  EXPECT_DOUBLE_EQ(m.exposed_comm_fraction, 0.5 / 1.5);  // comm alone in [2.5, 3)
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes[0], 15);
+  EXPECT_EQ(m.oom_ranks, (std::vector<int>{0}));
+}
+
+TEST(Metrics, WholeRunWhenNoWarmup) {
+  Fixture f;
+  MetricsInput in;
+  in.warmup_iterations = 0;
+  in.measured_iterations = 2;
+  in.samples_per_iteration = 1;
+  const Metrics m = ComputeMetrics(f.g, f.t, in);
+  EXPECT_DOUBLE_EQ(m.iteration_time_s, 1.5);
+  EXPECT_DOUBLE_EQ(m.exposed_comm_fraction, 1.0 / 3);  // [1,1.5) and [2.5,3) of 3 s
+  EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, 150);
+}
+
+TEST(Metrics, MismatchedTraceIsAnError) {
+  Fixture f;
+  f.t.records.pop_back();
+  EXPECT_THROW(ComputeMetrics(f.g, f.t, MetricsInput{}), Error);
+  Fixture g;
+  MetricsInput in;
+  in.warmup_iterations = 2;
+  try {
+    ComputeMetrics(g.g, g.t, in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "iteration 2 has no tasks");
+  }
+}
+
+}  // namespace
+}  // namespace stratasim

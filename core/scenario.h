@@ -1,0 +1,110 @@
+// A scenario: the cluster, the model, the training setup and the strategies to compare.
+// Plain structs; core/scenario_loader.cpp fills them from YAML.
+#ifndef STRATASIM_CORE_SCENARIO_H_
+#define STRATASIM_CORE_SCENARIO_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace stratasim {
+
+// A workload model. `kind` selects the family in models/ ("gpt" in this version); the
+// transformer dimensions are filled from `preset` when one is named, else given one by one.
+struct ModelSpec {
+  std::string kind = "gpt";
+  std::string preset;  // e.g. "gpt2-medium"; empty for a custom model
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int sequence = 0;
+  int vocabulary = 0;
+  SourceLocation where;  // of the `model` key, for errors raised when the model is built
+};
+
+struct TrainingSpec {
+  int global_batch = 0;  // samples per iteration, over all replicas
+  int micro_batch = 1;   // samples per forward/backward pass on one GPU
+  DType precision = DType::kBF16;
+  int warmup_iterations = 1;  // simulated but not measured
+  int measured_iterations = 2;
+  std::uint64_t seed = 0;
+};
+
+// Cost-model parameters of the simulator. Defaults are documented starting points, meant to be
+// replaced by a calibration file written by `stratasim calibrate`.
+struct SimulationSpec {
+  // Achieved fraction of a GPU's dense peak FLOP/s on compute-bound kernels. 0.7 is typical of
+  // large cuBLAS GEMMs on A100/H100 (NVIDIA Deep Learning Performance Guide, "Matrix
+  // multiplication background"); small or oddly shaped GEMMs achieve less.
+  double compute_efficiency = 0.7;
+  // Achieved fraction of peak memory bandwidth on memory-bound kernels (STREAM-like copies on
+  // HBM reach 80-90% of the datasheet figure).
+  double memory_efficiency = 0.8;
+  // Fixed cost added to every compute task: CUDA kernel launch latency is a few microseconds
+  // (CUDA C++ Best Practices Guide). Set 0 for closed-form tests.
+  double kernel_launch_s = 4e-6;
+};
+
+// One option value as written in the file, with where it was written.
+struct OptionValue {
+  std::string text;
+  SourceLocation where;
+};
+
+struct StrategySpec {
+  std::string name;  // unique within the scenario; names output files
+  std::string kind;  // e.g. "ddp"
+  SourceLocation where;
+  std::string key_path;  // "strategies[2]" for error messages
+  std::map<std::string, OptionValue> options;
+};
+
+// Typed access to a strategy's options. Each getter records the key as known; Finish() rejects
+// any option that no getter asked for, so a typo is an error, not a silent default.
+class OptionReader {
+ public:
+  explicit OptionReader(const StrategySpec& spec);
+
+  bool Bool(const std::string& key, bool fallback);
+  int Int(const std::string& key, int fallback, int min_value, int max_value);
+  double Double(const std::string& key, double fallback, double min_value, double max_value);
+  double Bytes(const std::string& key, double fallback);  // "25MiB"; must be > 0
+  std::string Choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& allowed);
+  void Finish() const;
+
+  // A ConfigError located at option `key` (or at the strategy when absent).
+  ConfigError Fail(const std::string& key, const std::string& rule) const;
+
+ private:
+  const OptionValue* Find(const std::string& key);
+
+  const StrategySpec& spec_;
+  std::vector<std::string> known_;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // where it was loaded from
+  ClusterSpec cluster;
+  ModelSpec model;
+  TrainingSpec training;
+  SimulationSpec simulation;
+  std::vector<StrategySpec> strategies;
+};
+
+// Loads and checks a scenario file. Throws ConfigError (file, line, column, key, value, rule)
+// on any bad input: unknown keys, wrong types, missing fields, impossible values.
+Scenario LoadScenarioFile(const std::string& path);
+// Same, from text; `file_label` is what error messages call the source.
+Scenario LoadScenarioText(const std::string& text, const std::string& file_label);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_SCENARIO_H_

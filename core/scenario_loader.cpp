@@ -1,0 +1,773 @@
+// The scenario loader: YAML text -> Scenario, with every input checked at the edge. This is the
+// only file in the project that includes yaml-cpp.
+//
+// The format (docs/scenario-format.md has it in full, with every rule):
+//
+//   name: quickstart                 # required, [A-Za-z0-9._-]+
+//   cluster:
+//     gpus:                          # optional custom GPU kinds, added to the built-in catalog
+//       - {name: MyGPU, peak: {fp32: "20TFLOPS", bf16: "300TFLOPS"}, memory: "48GB",
+//          memory_bandwidth: "1TB/s", source: "vendor datasheet"}   # source optional
+//     servers:                       # required, non-empty list of server groups
+//       - name: dgx-a100             # required, unique
+//         count: 2                   # default 1, >= 1
+//         gpu: A100-SXM4-80GB        # required: built-in or custom kind
+//         gpus_per_server: 8         # required, >= 1
+//         nvswitch: {bandwidth: "300GB/s", latency: "1us"}
+//         nvlink: {pairs: [[0, 1], [2, 3]] | "all", bandwidth: "56.25GB/s", latency: "1us"}
+//         pcie: {gpus_per_switch: 2, sockets: 2, bandwidth: "15.75GB/s", latency: "1us",
+//                uplink: {bandwidth: ..., latency: ...},     # default: the pcie link
+//                socket_link: {bandwidth: "20.8GB/s", latency: "1us"}}  # needed if sockets > 1
+//         nics: {count: 8, bandwidth: "200Gb/s", latency: "1us"}  # needed if > 1 server
+//     network:                       # needed if > 1 server
+//       kind: single_switch | leaf_spine
+//       latency: "1us"               # per switch crossed, default 0
+//       servers_per_leaf: 4          # leaf_spine only, required there
+//       oversubscription: 2          # leaf_spine only, default 1; a number >= 1 or "2:1"
+//   model: {preset: gpt2-medium}     # or kind/layers/hidden/heads/sequence/vocabulary;
+//                                    # fields given with a preset override it
+//   training: {global_batch: 64, micro_batch: 4, precision: bf16,
+//              iterations: {warmup: 1, measured: 2}, seed: 42}
+//   simulation: {compute_efficiency: 0.7, memory_efficiency: 0.8, kernel_launch: "4us"}
+//   strategies:                      # required, non-empty
+//     - {name: ddp, kind: ddp, options: {bucket_size: "25MiB", overlap: true}}
+//
+// Link latencies default to 0 when omitted. Strategy options stay text here: each strategy
+// checks its own through OptionReader (core/scenario.cpp).
+//
+// Errors are ConfigError with the file, the 1-based line and column of the offending node
+// (yaml-cpp's marks are 0-based), the key path ("cluster.servers[1].nics.count"), the value as
+// written and the rule broken. Unknown and repeated keys are errors at every level, so a typo
+// never becomes a silent default.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/scenario.h"
+#include "core/units.h"
+
+namespace stratasim {
+namespace {
+
+// Transformer dimensions of the published GPT models.
+//   GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners", Table 2
+//     (layers, d_model; 64-dimensional heads, 1024-token context, 50,257-token BPE vocabulary).
+//   GPT-3: Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1 (n_layers,
+//     d_model, n_heads; 2048-token context; GPT-2's vocabulary). Two entries of that table do not
+//     multiply out, and we keep d_head from it: GPT-3 XL (1.3B) lists 24 heads of 128 (24 x 128
+//     != 2048), kept as 16 heads of 128; GPT-3 13B lists d_model 5140, kept as 40 x 128 = 5120.
+struct ModelPreset {
+  const char* name;
+  int layers;
+  int hidden;
+  int heads;
+  int sequence;
+  int vocabulary;
+};
+
+constexpr int kGptVocabulary = 50257;
+
+constexpr ModelPreset kModelPresets[] = {
+    {"gpt2-small", 12, 768, 12, 1024, kGptVocabulary},
+    {"gpt2-medium", 24, 1024, 16, 1024, kGptVocabulary},
+    {"gpt2-large", 36, 1280, 20, 1024, kGptVocabulary},
+    {"gpt2-xl", 48, 1600, 25, 1024, kGptVocabulary},
+    {"gpt3-125m", 12, 768, 12, 2048, kGptVocabulary},
+    {"gpt3-350m", 24, 1024, 16, 2048, kGptVocabulary},
+    {"gpt3-760m", 24, 1536, 16, 2048, kGptVocabulary},
+    {"gpt3-1.3b", 24, 2048, 16, 2048, kGptVocabulary},
+    {"gpt3-2.7b", 32, 2560, 32, 2048, kGptVocabulary},
+    {"gpt3-6.7b", 32, 4096, 32, 2048, kGptVocabulary},
+    {"gpt3-13b", 40, 5120, 40, 2048, kGptVocabulary},
+    {"gpt3-175b", 96, 12288, 96, 2048, kGptVocabulary},
+};
+
+// A value in the document and the key path that names it in messages.
+struct Field {
+  std::string path;
+  YAML::Node key;  // the mapping key; the node itself for list items and the document
+  YAML::Node value;
+};
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string KindOf(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "empty";
+  }
+}
+
+// Whole text as a decimal integer ([+-]digits); false on anything else or on overflow.
+bool ParseInteger(const std::string& text, long long* out) {
+  size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
+  if (i == text.size()) return false;
+  for (size_t j = i; j < text.size(); ++j) {
+    if (text[j] < '0' || text[j] > '9') return false;
+  }
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+// Whole text as a finite decimal number; false on anything else ("inf", "nan", hex, "").
+bool ParseNumber(const std::string& text, double* out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  if (text.find_first_of("xX") != std::string::npos) return false;
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(begin, &end);
+  if (end != begin + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool IsPlainName(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  Scenario Load(const YAML::Node& root) const;
+
+ private:
+  // A mapping whose keys have been checked: each a plain string, none repeated and, unless
+  // any key is allowed, each one of `known`.
+  class Map {
+   public:
+    Map(const Loader& loader, const Field& self, const std::vector<std::string>& known,
+        bool any_key = false);
+
+    std::optional<Field> Get(const std::string& key) const;
+    // The field, or "required field missing" located at this map; `why` explains a
+    // conditional requirement.
+    Field Require(const std::string& key, const std::string& why = "") const;
+    const Field& self() const { return self_; }
+    const std::vector<std::pair<std::string, Field>>& entries() const { return entries_; }
+    std::string PathOf(const std::string& key) const {
+      return self_.path.empty() ? key : self_.path + "." + key;
+    }
+
+   private:
+    const Loader& loader_;
+    Field self_;
+    std::vector<std::pair<std::string, Field>> entries_;
+  };
+
+  struct GroupRead {
+    ServerGroup group;
+    bool has_nics = false;
+    Field field;  // the group's map
+    Field name;   // its name, for duplicate-name errors
+  };
+
+  SourceLocation Where(const YAML::Node& n) const;
+  // Where a field's problem is: its value, or its key when the value is empty (yaml-cpp marks an
+  // empty value at the start of the next line).
+  SourceLocation WhereOf(const Field& f) const { return Where(f.value.IsNull() ? f.key : f.value); }
+  [[noreturn]] void Fail(const Field& f, const std::string& rule) const;
+  // An error about a key or a whole map (unknown key, missing field), located at `at`; the
+  // key path already names what is wrong, so no value is quoted.
+  [[noreturn]] void FailAt(const YAML::Node& at, const std::string& key,
+                           const std::string& rule) const;
+
+  // Scalars.
+  std::string String(const Field& f) const;
+  std::string Name(const Field& f) const;  // a non-empty string
+  std::string PlainName(const Field& f) const;
+  long long Integer(const Field& f, long long min_value, long long max_value) const;
+  int Int(const Field& f, int min_value) const {
+    return static_cast<int>(Integer(f, min_value, INT_MAX));
+  }
+  double Fraction(const Field& f) const;  // in (0, 1]
+  template <typename Parser>
+  double Quantity(const Field& f, Parser parse, bool positive) const;
+  double Bandwidth(const Field& f) const { return Quantity(f, ParseBandwidthBps, true); }
+  double Seconds(const Field& f) const { return Quantity(f, ParseSeconds, false); }
+  double Bytes(const Field& f) const { return Quantity(f, ParseBytes, true); }
+  double Flops(const Field& f) const { return Quantity(f, ParseFlops, true); }
+  std::vector<Field> List(const Field& f, bool non_empty) const;
+  std::string FirstAt(const YAML::Node& n) const {
+    return "first at line " + std::to_string(Where(n).line);
+  }
+
+  // Sections.
+  LinkSpec Link(const Map& m) const;
+  std::vector<GpuSpec> CustomGpus(const Field& f) const;
+  ClusterSpec Cluster(const Field& f) const;
+  GroupRead Group(const Field& f, const std::vector<GpuSpec>& custom,
+                  std::vector<GpuSpec>* kinds) const;
+  NvLinkSpec NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie) const;
+  PcieSpec Pcie(const Field& f, int gpus) const;
+  NetworkSpec Network(const Field& f) const;
+  double Ratio(const Field& f) const;
+  ModelSpec Model(const Field& f) const;
+  TrainingSpec Training(const Field& f) const;
+  SimulationSpec Simulation(const Field& f) const;
+  std::vector<StrategySpec> Strategies(const Field& f) const;
+
+  std::string file_;
+};
+
+Loader::Map::Map(const Loader& loader, const Field& self, const std::vector<std::string>& known,
+                 bool any_key)
+    : loader_(loader), self_(self) {
+  if (!self.value.IsMap()) {
+    std::string rule = "must be a map, not " + KindOf(self.value);
+    if (!known.empty()) rule += " (keys: " + Join(known) + ")";
+    loader.Fail(self, rule);
+  }
+  for (const auto& kv : self.value) {
+    const YAML::Node& key = kv.first;
+    if (!key.IsScalar()) loader.FailAt(key, self.path, "keys must be plain strings");
+    std::string name = key.Scalar();
+    Field entry{PathOf(name), key, kv.second};
+    for (const auto& [seen, earlier] : entries_) {
+      if (seen == name)
+        loader.FailAt(key, entry.path, "duplicate key (" + loader.FirstAt(earlier.key) + ")");
+    }
+    if (!any_key && std::find(known.begin(), known.end(), name) == known.end()) {
+      loader.FailAt(key, entry.path, "unknown key (known: " + Join(known) + ")");
+    }
+    entries_.emplace_back(name, entry);
+  }
+}
+
+std::optional<Field> Loader::Map::Get(const std::string& key) const {
+  for (const auto& [name, field] : entries_) {
+    if (name == key) return field;
+  }
+  return std::nullopt;
+}
+
+Field Loader::Map::Require(const std::string& key, const std::string& why) const {
+  std::optional<Field> f = Get(key);
+  if (!f) {
+    loader_.FailAt(self_.value.IsNull() ? self_.key : self_.value, PathOf(key),
+                   "required field missing" + (why.empty() ? "" : " (" + why + ")"));
+  }
+  return *f;
+}
+
+SourceLocation Loader::Where(const YAML::Node& n) const {
+  YAML::Mark m = n.Mark();
+  if (m.is_null()) return SourceLocation{file_, 0, 0};
+  return SourceLocation{file_, m.line + 1, m.column + 1};
+}
+
+void Loader::Fail(const Field& f, const std::string& rule) const {
+  throw ConfigError(WhereOf(f), f.path, f.value.IsScalar() ? f.value.Scalar() : "", rule);
+}
+
+void Loader::FailAt(const YAML::Node& at, const std::string& key, const std::string& rule) const {
+  throw ConfigError(Where(at), key, "", rule);
+}
+
+std::string Loader::String(const Field& f) const {
+  if (!f.value.IsScalar()) Fail(f, "must be a string, not " + KindOf(f.value));
+  return f.value.Scalar();
+}
+
+std::string Loader::Name(const Field& f) const {
+  std::string s = String(f);
+  if (s.empty()) Fail(f, "must not be empty");
+  return s;
+}
+
+std::string Loader::PlainName(const Field& f) const {
+  std::string s = String(f);
+  if (!IsPlainName(s)) Fail(f, "must match [A-Za-z0-9._-]+ (it names output files)");
+  return s;
+}
+
+long long Loader::Integer(const Field& f, long long min_value, long long max_value) const {
+  std::string rule = max_value == INT_MAX ? "must be an integer >= " + std::to_string(min_value)
+                                          : "must be an integer in [" + std::to_string(min_value) +
+                                                ", " + std::to_string(max_value) + "]";
+  long long v = 0;
+  if (!f.value.IsScalar() || !ParseInteger(f.value.Scalar(), &v) || v < min_value ||
+      v > max_value) {
+    Fail(f, rule);
+  }
+  return v;
+}
+
+double Loader::Fraction(const Field& f) const {
+  double v = 0;
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0 || v > 1) {
+    Fail(f, "must be a number in (0, 1]");
+  }
+  return v;
+}
+
+template <typename Parser>
+double Loader::Quantity(const Field& f, Parser parse, bool positive) const {
+  std::string text = String(f);
+  double v = 0;
+  try {
+    v = parse(text);
+  } catch (const UnitError& e) {
+    Fail(f, e.what());
+  }
+  if (positive && v <= 0) Fail(f, "must be greater than 0");
+  return v;
+}
+
+std::vector<Field> Loader::List(const Field& f, bool non_empty) const {
+  if (!f.value.IsSequence()) Fail(f, "must be a list, not " + KindOf(f.value));
+  if (non_empty && f.value.size() == 0) Fail(f, "must not be empty");
+  std::vector<Field> items;
+  for (size_t i = 0; i < f.value.size(); ++i) {
+    YAML::Node item = f.value[i];
+    items.push_back(Field{f.path + "[" + std::to_string(i) + "]", item, item});
+  }
+  return items;
+}
+
+LinkSpec Loader::Link(const Map& m) const {
+  LinkSpec link;
+  link.bandwidth_Bps = Bandwidth(m.Require("bandwidth"));
+  if (auto f = m.Get("latency")) link.latency_s = Seconds(*f);
+  return link;
+}
+
+std::vector<GpuSpec> Loader::CustomGpus(const Field& f) const {
+  std::vector<GpuSpec> gpus;
+  std::vector<YAML::Node> name_nodes;
+  for (const Field& item : List(f, false)) {
+    Map m(*this, item, {"name", "peak", "memory", "memory_bandwidth", "source"});
+    GpuSpec g;
+    Field name = m.Require("name");
+    g.name = Name(name);
+    if (FindBuiltinGpu(g.name) != nullptr) {
+      Fail(name, "is a built-in GPU kind; give the custom GPU another name");
+    }
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (gpus[i].name == g.name) Fail(name, "duplicate GPU name (" + FirstAt(name_nodes[i]) + ")");
+    }
+    Map peak(*this, m.Require("peak"), {}, /*any_key=*/true);
+    if (peak.entries().empty()) Fail(peak.self(), "must give the peak of at least one dtype");
+    for (const auto& [dtype_name, value] : peak.entries()) {
+      std::optional<DType> d = ParseDType(dtype_name);
+      if (!d)
+        FailAt(value.key, value.path, "unknown dtype (known: fp32, tf32, fp16, bf16, fp8, int8)");
+      g.peak_flops[*d] = Flops(value);
+    }
+    g.memory_bytes = Bytes(m.Require("memory"));
+    g.memory_bandwidth_Bps = Bandwidth(m.Require("memory_bandwidth"));
+    g.source = m.Get("source") ? Name(*m.Get("source")) : "custom GPU defined in " + file_;
+    gpus.push_back(g);
+    name_nodes.push_back(name.value);
+  }
+  return gpus;
+}
+
+ClusterSpec Loader::Cluster(const Field& f) const {
+  Map m(*this, f, {"gpus", "servers", "network"});
+  std::vector<GpuSpec> custom;
+  if (auto gpus = m.Get("gpus")) custom = CustomGpus(*gpus);
+
+  ClusterSpec cluster;
+  std::vector<GroupRead> groups;
+  for (const Field& item : List(m.Require("servers"), true)) {
+    GroupRead g = Group(item, custom, &cluster.gpu_kinds);
+    for (const GroupRead& earlier : groups) {
+      if (earlier.group.name == g.group.name) {
+        Fail(g.name, "duplicate server group name (" + FirstAt(earlier.name.value) + ")");
+      }
+    }
+    groups.push_back(g);
+    cluster.groups.push_back(g.group);
+  }
+
+  int servers = cluster.NumServers();
+  if (servers > 1) {
+    std::string why = "a cluster of " + std::to_string(servers) + " servers needs it";
+    for (const GroupRead& g : groups) {
+      if (!g.has_nics)
+        FailAt(g.field.value, g.field.path + ".nics", "required field missing (" + why + ")");
+    }
+    cluster.network = Network(m.Require("network", why));
+  } else if (auto network = m.Get("network")) {
+    cluster.network = Network(*network);
+  }
+  return cluster;
+}
+
+Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& custom,
+                                std::vector<GpuSpec>* kinds) const {
+  Map m(*this, f,
+        {"name", "count", "gpu", "gpus_per_server", "nvswitch", "nvlink", "pcie", "nics"});
+  GroupRead read;
+  read.field = f;
+  ServerGroup& g = read.group;
+  read.name = m.Require("name");
+  g.name = Name(read.name);
+  if (auto count = m.Get("count")) g.count = Int(*count, 1);
+
+  Field gpu = m.Require("gpu");
+  g.gpu = Name(gpu);
+  const GpuSpec* spec = FindBuiltinGpu(g.gpu);
+  for (const GpuSpec& c : custom) {
+    if (c.name == g.gpu) spec = &c;
+  }
+  if (spec == nullptr) {
+    std::vector<std::string> known;
+    for (const GpuSpec& c : BuiltinGpuCatalog()) known.push_back(c.name);
+    for (const GpuSpec& c : custom) known.push_back(c.name);
+    Fail(gpu, "unknown GPU kind (known: " + Join(known) + ")");
+  }
+  bool seen =
+      std::any_of(kinds->begin(), kinds->end(), [&](const GpuSpec& k) { return k.name == g.gpu; });
+  if (!seen) kinds->push_back(*spec);
+
+  g.gpus_per_server = Int(m.Require("gpus_per_server"), 1);
+  if (auto nvswitch = m.Get("nvswitch")) {
+    g.nvswitch = NvSwitchSpec{Link(Map(*this, *nvswitch, {"bandwidth", "latency"}))};
+  }
+  if (auto pcie = m.Get("pcie")) g.pcie = Pcie(*pcie, g.gpus_per_server);
+  if (auto nvlink = m.Get("nvlink")) {
+    g.nvlink = NvLink(*nvlink, g.gpus_per_server, g.nvswitch.has_value(), g.pcie.has_value());
+  }
+  if (auto nics = m.Get("nics")) {
+    Map nm(*this, *nics, {"count", "bandwidth", "latency"});
+    if (auto count = nm.Get("count")) {
+      g.nics.count = Int(*count, 1);
+      // GPUs share NICs in equal contiguous blocks (cluster.h).
+      if (g.gpus_per_server % g.nics.count != 0) {
+        Fail(*count, "must divide gpus_per_server (" + std::to_string(g.gpus_per_server) + ")");
+      }
+    }
+    g.nics.link = Link(nm);
+    read.has_nics = true;
+  }
+  if (g.gpus_per_server > 1 && !g.nvswitch && !g.nvlink && !g.pcie) {
+    FailAt(f.value, f.path,
+           "a server with " + std::to_string(g.gpus_per_server) +
+               " GPUs needs nvswitch, nvlink or pcie");
+  }
+  return read;
+}
+
+NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie) const {
+  Map m(*this, f, {"pairs", "bandwidth", "latency"});
+  NvLinkSpec spec;
+  Field pairs = m.Require("pairs");
+  if (pairs.value.IsScalar()) {
+    if (pairs.value.Scalar() != "all") Fail(pairs, "must be \"all\" or a list of [a, b] pairs");
+    for (int a = 0; a < gpus; ++a) {
+      for (int b = a + 1; b < gpus; ++b) spec.pairs.emplace_back(a, b);
+    }
+  } else {
+    std::vector<YAML::Node> pair_nodes;
+    for (const Field& item : List(pairs, true)) {
+      if (!item.value.IsSequence() || item.value.size() != 2) {
+        Fail(item, "must be a pair [a, b] of GPU indices in the server");
+      }
+      std::vector<Field> ends = List(item, true);
+      int a = static_cast<int>(Integer(ends[0], 0, gpus - 1));
+      int b = static_cast<int>(Integer(ends[1], 0, gpus - 1));
+      if (a == b) Fail(item, "connects GPU " + std::to_string(a) + " to itself");
+      for (size_t i = 0; i < spec.pairs.size(); ++i) {
+        auto [x, y] = spec.pairs[i];
+        if ((x == a && y == b) || (x == b && y == a)) {
+          Fail(item, "duplicate pair (" + FirstAt(pair_nodes[i]) + ")");
+        }
+      }
+      spec.pairs.emplace_back(a, b);
+      pair_nodes.push_back(item.value);
+    }
+  }
+  // Without a switch or a PCIe tree, GPUs with no direct link would have no route at all.
+  if (!has_nvswitch && !has_pcie) {
+    std::set<std::pair<int, int>> linked;
+    for (auto [a, b] : spec.pairs) linked.emplace(std::min(a, b), std::max(a, b));
+    for (int a = 0; a < gpus; ++a) {
+      for (int b = a + 1; b < gpus; ++b) {
+        if (linked.count({a, b}) == 0) {
+          Fail(pairs, "leaves GPUs " + std::to_string(a) + " and " + std::to_string(b) +
+                          " without a link; list every pair, write \"all\", or add pcie to "
+                          "carry the traffic between them");
+        }
+      }
+    }
+  }
+  spec.link = Link(m);
+  return spec;
+}
+
+PcieSpec Loader::Pcie(const Field& f, int gpus) const {
+  Map m(*this, f, {"gpus_per_switch", "sockets", "bandwidth", "latency", "uplink", "socket_link"});
+  PcieSpec spec;
+  if (auto per_switch = m.Get("gpus_per_switch")) {
+    spec.gpus_per_switch = Int(*per_switch, 1);
+    if (gpus % spec.gpus_per_switch != 0) {
+      Fail(*per_switch, "must divide gpus_per_server (" + std::to_string(gpus) + ")");
+    }
+  }
+  int switches = gpus / spec.gpus_per_switch;
+  if (auto sockets = m.Get("sockets")) {
+    spec.sockets = Int(*sockets, 1);
+    // Switches are spread evenly over the sockets (cluster.h).
+    if (switches % spec.sockets != 0) {
+      Fail(*sockets, "must divide the number of PCIe switches (" + std::to_string(switches) +
+                         " = gpus_per_server / gpus_per_switch)");
+    }
+  }
+  spec.link = Link(m);
+  spec.uplink = spec.link;
+  if (auto uplink = m.Get("uplink")) {
+    Map um(*this, *uplink, {"bandwidth", "latency"});
+    if (auto bw = um.Get("bandwidth")) spec.uplink.bandwidth_Bps = Bandwidth(*bw);
+    if (auto lat = um.Get("latency")) spec.uplink.latency_s = Seconds(*lat);
+  }
+  if (spec.sockets > 1) {
+    Field socket_link = m.Require("socket_link", "sockets is " + std::to_string(spec.sockets));
+    spec.socket_link = Link(Map(*this, socket_link, {"bandwidth", "latency"}));
+  } else if (auto socket_link = m.Get("socket_link")) {
+    spec.socket_link = Link(Map(*this, *socket_link, {"bandwidth", "latency"}));
+  }
+  return spec;
+}
+
+NetworkSpec Loader::Network(const Field& f) const {
+  Map m(*this, f, {"kind", "latency", "servers_per_leaf", "oversubscription"});
+  NetworkSpec spec;
+  Field kind = m.Require("kind");
+  std::string k = String(kind);
+  if (k == "single_switch") {
+    spec.kind = NetworkKind::kSingleSwitch;
+    for (const char* key : {"servers_per_leaf", "oversubscription"}) {
+      if (auto extra = m.Get(key)) Fail(*extra, "only allowed with kind leaf_spine");
+    }
+  } else if (k == "leaf_spine") {
+    spec.kind = NetworkKind::kLeafSpine;
+    spec.servers_per_leaf = Int(m.Require("servers_per_leaf", "kind leaf_spine needs it"), 1);
+    if (auto ratio = m.Get("oversubscription")) spec.oversubscription = Ratio(*ratio);
+  } else {
+    Fail(kind, "must be one of: single_switch, leaf_spine");
+  }
+  if (auto latency = m.Get("latency")) spec.switch_latency_s = Seconds(*latency);
+  return spec;
+}
+
+// "2", "1.5" or "2:1" -> a downlink/uplink ratio >= 1.
+double Loader::Ratio(const Field& f) const {
+  const std::string rule = "must be a number >= 1 or a ratio like \"2:1\"";
+  std::string text = f.value.IsScalar() ? f.value.Scalar() : "";
+  double ratio = 0;
+  size_t colon = text.find(':');
+  if (colon == std::string::npos) {
+    if (!ParseNumber(text, &ratio)) Fail(f, rule);
+  } else {
+    double down = 0;
+    double up = 0;
+    if (!ParseNumber(text.substr(0, colon), &down) || !ParseNumber(text.substr(colon + 1), &up) ||
+        up <= 0) {
+      Fail(f, rule);
+    }
+    ratio = down / up;
+  }
+  if (!(ratio >= 1)) Fail(f, rule);
+  return ratio;
+}
+
+ModelSpec Loader::Model(const Field& f) const {
+  Map m(*this, f, {"preset", "kind", "layers", "hidden", "heads", "sequence", "vocabulary"});
+  ModelSpec spec;
+  spec.where = Where(f.key);
+  if (auto kind = m.Get("kind")) {
+    spec.kind = String(*kind);
+    if (spec.kind != "gpt") Fail(*kind, "unknown model kind (known: gpt)");
+  }
+  if (auto preset = m.Get("preset")) {
+    spec.preset = String(*preset);
+    const ModelPreset* found = nullptr;
+    std::vector<std::string> names;
+    for (const ModelPreset& p : kModelPresets) {
+      names.push_back(p.name);
+      if (spec.preset == p.name) found = &p;
+    }
+    if (found == nullptr) Fail(*preset, "unknown preset (known: " + Join(names) + ")");
+    spec.layers = found->layers;
+    spec.hidden = found->hidden;
+    spec.heads = found->heads;
+    spec.sequence = found->sequence;
+    spec.vocabulary = found->vocabulary;
+  }
+  const std::pair<const char*, int*> dims[] = {{"layers", &spec.layers},
+                                               {"hidden", &spec.hidden},
+                                               {"heads", &spec.heads},
+                                               {"sequence", &spec.sequence},
+                                               {"vocabulary", &spec.vocabulary}};
+  for (const auto& [key, target] : dims) {
+    if (auto value = m.Get(key)) {
+      *target = Int(*value, 1);
+    } else if (spec.preset.empty()) {
+      m.Require(key, "or name a preset");
+    }
+  }
+  if (spec.hidden % spec.heads != 0) {
+    // Presets are consistent, so an override made it wrong: blame the field that was written.
+    if (auto heads = m.Get("heads")) {
+      Fail(*heads, "must divide hidden (" + std::to_string(spec.hidden) + ")");
+    }
+    Fail(*m.Get("hidden"), "must be a multiple of heads (" + std::to_string(spec.heads) + ")");
+  }
+  return spec;
+}
+
+TrainingSpec Loader::Training(const Field& f) const {
+  Map m(*this, f, {"global_batch", "micro_batch", "precision", "iterations", "seed"});
+  TrainingSpec spec;
+  spec.global_batch = Int(m.Require("global_batch"), 1);
+  if (auto micro = m.Get("micro_batch")) {
+    spec.micro_batch = Int(*micro, 1);
+    if (spec.global_batch % spec.micro_batch != 0) {
+      Fail(*micro, "must divide global_batch (" + std::to_string(spec.global_batch) + ")");
+    }
+  }
+  if (auto precision = m.Get("precision")) {
+    std::optional<DType> d = ParseDType(String(*precision));
+    if (!d) Fail(*precision, "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
+    spec.precision = *d;
+  }
+  if (auto iterations = m.Get("iterations")) {
+    Map im(*this, *iterations, {"warmup", "measured"});
+    if (auto warmup = im.Get("warmup")) spec.warmup_iterations = Int(*warmup, 0);
+    if (auto measured = im.Get("measured")) spec.measured_iterations = Int(*measured, 1);
+  }
+  if (auto seed = m.Get("seed")) {
+    std::string text = seed->value.IsScalar() ? seed->value.Scalar() : "";
+    bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
+    errno = 0;
+    unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE) Fail(*seed, "must be an integer in [0, 2^64 - 1]");
+    spec.seed = v;
+  }
+  return spec;
+}
+
+SimulationSpec Loader::Simulation(const Field& f) const {
+  Map m(*this, f, {"compute_efficiency", "memory_efficiency", "kernel_launch"});
+  SimulationSpec spec;
+  if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
+  if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
+  if (auto launch = m.Get("kernel_launch")) spec.kernel_launch_s = Seconds(*launch);
+  return spec;
+}
+
+std::vector<StrategySpec> Loader::Strategies(const Field& f) const {
+  std::vector<StrategySpec> out;
+  std::vector<YAML::Node> name_nodes;
+  for (const Field& item : List(f, true)) {
+    Map m(*this, item, {"name", "kind", "options"});
+    StrategySpec s;
+    Field name = m.Require("name");
+    s.name = PlainName(name);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].name == s.name) {
+        Fail(name, "duplicate strategy name (" + FirstAt(name_nodes[i]) + ")");
+      }
+    }
+    s.kind = Name(m.Require("kind"));
+    s.where = Where(item.value);
+    s.key_path = item.path;
+    if (auto options = m.Get("options")) {
+      Map om(*this, *options, {}, /*any_key=*/true);
+      for (const auto& [key, value] : om.entries()) {
+        if (!value.value.IsScalar()) {
+          Fail(value,
+               "must be a scalar (a number, a string, true or false), not " + KindOf(value.value));
+        }
+        s.options[key] = OptionValue{value.value.Scalar(), WhereOf(value)};
+      }
+    }
+    out.push_back(s);
+    name_nodes.push_back(name.value);
+  }
+  return out;
+}
+
+Scenario Loader::Load(const YAML::Node& root) const {
+  Map m(*this, Field{"", root, root},
+        {"name", "cluster", "model", "training", "simulation", "strategies"});
+  Scenario s;
+  s.name = PlainName(m.Require("name"));
+  s.file = file_;
+  s.cluster = Cluster(m.Require("cluster"));
+  s.model = Model(m.Require("model"));
+  s.training = Training(m.Require("training"));
+  if (auto simulation = m.Get("simulation")) s.simulation = Simulation(*simulation);
+  s.strategies = Strategies(m.Require("strategies"));
+  return s;
+}
+
+}  // namespace
+
+Scenario LoadScenarioText(const std::string& text, const std::string& file_label) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    // ParserException and friends carry a 0-based mark of where the syntax broke.
+    SourceLocation where{file_label, 0, 0};
+    if (!e.mark.is_null()) where = SourceLocation{file_label, e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(where, "", "", "YAML syntax error: " + e.msg);
+  }
+  return Loader(file_label).Load(root);
+}
+
+Scenario LoadScenarioFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file (it is a directory)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "",
+                      "cannot read file (" + std::string(std::strerror(errno)) + ")");
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file");
+  return LoadScenarioText(text, path);
+}
+
+}  // namespace stratasim

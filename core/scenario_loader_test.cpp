@@ -1,0 +1,784 @@
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/scenario.h"
+#include "gtest/gtest.h"
+
+namespace stratasim {
+namespace {
+
+// A valid two-server scenario; each error test breaks one thing in it. Line numbers in the
+// tests below refer to this text.
+const char kBase[] = R"(name: base
+cluster:
+  servers:
+    - name: dgx
+      count: 2
+      gpu: A100-SXM4-80GB
+      gpus_per_server: 8
+      nvswitch: {bandwidth: "300GB/s", latency: "1us"}
+      nics: {count: 8, bandwidth: "200Gb/s", latency: "1us"}
+  network:
+    kind: single_switch
+    latency: "1us"
+model:
+  preset: gpt2-medium
+training:
+  global_batch: 64
+  micro_batch: 4
+strategies:
+  - name: ddp
+    kind: ddp
+)";
+
+// A one-server box with 4 GPUs; FABRIC is replaced by each test.
+const char kBox[] = R"(name: box
+cluster:
+  servers:
+    - name: box
+      gpu: RTX3090
+      gpus_per_server: 4
+      FABRIC
+model: {preset: gpt2-small}
+training: {global_batch: 8}
+strategies: [{name: ddp, kind: ddp}]
+)";
+
+// `text` with the first `from` replaced by `to`; fails the test when `from` is absent, so a
+// typo in a test cannot make it pass by loading the unbroken base.
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "\"" << from << "\" not in the text";
+    return text;
+  }
+  return text.replace(at, from.size(), to);
+}
+
+std::string Base(const std::string& from, const std::string& to) {
+  return Replace(kBase, from, to);
+}
+
+std::string Box(const std::string& fabric) { return Replace(kBox, "FABRIC", fabric); }
+
+// The ConfigError that loading `yaml` throws.
+ConfigError ErrorOf(const std::string& yaml) {
+  try {
+    LoadScenarioText(yaml, "t.yaml");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
+  return ConfigError(SourceLocation{}, "", "", "");
+}
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+// Checks the four parts of an error at once.
+void ExpectError(const ConfigError& e, int line, int column, const std::string& key,
+                 const std::string& rule) {
+  EXPECT_EQ(e.where().file, "t.yaml") << e.what();
+  EXPECT_EQ(e.where().line, line) << e.what();
+  EXPECT_EQ(e.where().column, column) << e.what();
+  EXPECT_EQ(e.key(), key) << e.what();
+  EXPECT_EQ(e.rule(), rule) << e.what();
+}
+
+// --- The happy paths ---------------------------------------------------------------------------
+
+TEST(LoadScenario, BaseLoads) {
+  Scenario s = LoadScenarioText(kBase, "t.yaml");
+  EXPECT_EQ(s.name, "base");
+  EXPECT_EQ(s.file, "t.yaml");
+  EXPECT_EQ(s.cluster.NumGpus(), 16);
+  EXPECT_EQ(s.model.layers, 24);
+  EXPECT_EQ(s.strategies.size(), 1u);
+}
+
+TEST(LoadScenario, FullScenarioFillsEveryStruct) {
+  const char* yaml = R"(name: full-1.0
+cluster:
+  gpus:
+    - name: MyGPU
+      peak: {fp32: "20TFLOPS", bf16: "300TFLOP/s"}
+      memory: "48GB"
+      memory_bandwidth: "1TB/s"
+  servers:
+    - name: dgx-a100
+      count: 2
+      gpu: A100-SXM4-80GB
+      gpus_per_server: 8
+      nvswitch: {bandwidth: "300GB/s", latency: "1us"}
+      nics: {count: 8, bandwidth: "200Gb/s", latency: "2us"}
+    - name: box
+      gpu: MyGPU
+      gpus_per_server: 4
+      nvlink: {pairs: [[0, 1], [2, 3]], bandwidth: "56.25GB/s", latency: "1.5us"}
+      pcie:
+        gpus_per_switch: 2
+        sockets: 2
+        bandwidth: "15.75GB/s"
+        latency: "1us"
+        uplink: {bandwidth: "31.5GB/s"}
+        socket_link: {bandwidth: "20.8GB/s", latency: "3us"}
+      nics: {count: 2, bandwidth: "100Gbps"}
+    - name: dgx-a100-b
+      gpu: A100-SXM4-80GB
+      gpus_per_server: 8
+      nvswitch: {bandwidth: "300GB/s"}
+      nics: {count: 1, bandwidth: "25GBps"}
+  network:
+    kind: leaf_spine
+    latency: "500ns"
+    servers_per_leaf: 2
+    oversubscription: "2:1"
+model:
+  preset: gpt2-xl
+  sequence: 2048
+training:
+  global_batch: 64
+  micro_batch: 4
+  precision: fp16
+  iterations: {warmup: 0, measured: 5}
+  seed: 42
+simulation:
+  compute_efficiency: 0.5
+  memory_efficiency: 1
+  kernel_launch: "0"
+strategies:
+  - name: ddp
+    kind: ddp
+    options: {bucket_size: "25MiB", overlap: true}
+  - name: zero-3
+    kind: fsdp
+)";
+  Scenario s = LoadScenarioText(yaml, "full.yaml");
+  EXPECT_EQ(s.name, "full-1.0");
+  EXPECT_EQ(s.file, "full.yaml");
+
+  const ClusterSpec& c = s.cluster;
+  ASSERT_EQ(c.groups.size(), 3u);
+  EXPECT_EQ(c.NumServers(), 4);
+  EXPECT_EQ(c.NumGpus(), 28);
+  // Each kind once, in order of first use.
+  ASSERT_EQ(c.gpu_kinds.size(), 2u);
+  EXPECT_EQ(c.gpu_kinds[0].name, "A100-SXM4-80GB");
+  EXPECT_EQ(c.gpu_kinds[1].name, "MyGPU");
+  const GpuSpec& mine = c.gpu_kinds[1];
+  EXPECT_DOUBLE_EQ(mine.Peak(DType::kFP32), 20e12);
+  EXPECT_DOUBLE_EQ(mine.Peak(DType::kBF16), 300e12);
+  EXPECT_FALSE(mine.Supports(DType::kFP16));
+  EXPECT_DOUBLE_EQ(mine.memory_bytes, 48e9);
+  EXPECT_DOUBLE_EQ(mine.memory_bandwidth_Bps, 1e12);
+  EXPECT_EQ(mine.source, "custom GPU defined in full.yaml");
+  EXPECT_EQ(c.GpuOfRank(15).name, "A100-SXM4-80GB");
+  EXPECT_EQ(c.GpuOfRank(16).name, "MyGPU");
+  EXPECT_EQ(c.GpuOfRank(20).name, "A100-SXM4-80GB");
+
+  const ServerGroup& dgx = c.groups[0];
+  EXPECT_EQ(dgx.name, "dgx-a100");
+  EXPECT_EQ(dgx.count, 2);
+  EXPECT_EQ(dgx.gpu, "A100-SXM4-80GB");
+  EXPECT_EQ(dgx.gpus_per_server, 8);
+  ASSERT_TRUE(dgx.nvswitch.has_value());
+  EXPECT_DOUBLE_EQ(dgx.nvswitch->link.bandwidth_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(dgx.nvswitch->link.latency_s, 1e-6);
+  EXPECT_FALSE(dgx.nvlink.has_value());
+  EXPECT_FALSE(dgx.pcie.has_value());
+  EXPECT_EQ(dgx.nics.count, 8);
+  EXPECT_DOUBLE_EQ(dgx.nics.link.bandwidth_Bps, 25e9);
+  EXPECT_DOUBLE_EQ(dgx.nics.link.latency_s, 2e-6);
+
+  const ServerGroup& box = c.groups[1];
+  EXPECT_EQ(box.count, 1);  // the default
+  EXPECT_FALSE(box.nvswitch.has_value());
+  ASSERT_TRUE(box.nvlink.has_value());
+  EXPECT_EQ(box.nvlink->pairs, (std::vector<std::pair<int, int>>{{0, 1}, {2, 3}}));
+  EXPECT_DOUBLE_EQ(box.nvlink->link.bandwidth_Bps, 56.25e9);
+  EXPECT_DOUBLE_EQ(box.nvlink->link.latency_s, 1.5e-6);
+  ASSERT_TRUE(box.pcie.has_value());
+  EXPECT_EQ(box.pcie->gpus_per_switch, 2);
+  EXPECT_EQ(box.pcie->sockets, 2);
+  EXPECT_DOUBLE_EQ(box.pcie->link.bandwidth_Bps, 15.75e9);
+  EXPECT_DOUBLE_EQ(box.pcie->link.latency_s, 1e-6);
+  EXPECT_DOUBLE_EQ(box.pcie->uplink.bandwidth_Bps, 31.5e9);
+  EXPECT_DOUBLE_EQ(box.pcie->uplink.latency_s, 1e-6);  // from the pcie link
+  EXPECT_DOUBLE_EQ(box.pcie->socket_link.bandwidth_Bps, 20.8e9);
+  EXPECT_DOUBLE_EQ(box.pcie->socket_link.latency_s, 3e-6);
+  EXPECT_EQ(box.nics.count, 2);
+  EXPECT_DOUBLE_EQ(box.nics.link.bandwidth_Bps, 12.5e9);
+  EXPECT_DOUBLE_EQ(box.nics.link.latency_s, 0);  // omitted latency
+
+  EXPECT_DOUBLE_EQ(c.groups[2].nvswitch->link.latency_s, 0);
+  EXPECT_DOUBLE_EQ(c.groups[2].nics.link.bandwidth_Bps, 25e9);
+
+  EXPECT_EQ(c.network.kind, NetworkKind::kLeafSpine);
+  EXPECT_DOUBLE_EQ(c.network.switch_latency_s, 500e-9);
+  EXPECT_EQ(c.network.servers_per_leaf, 2);
+  EXPECT_DOUBLE_EQ(c.network.oversubscription, 2);
+
+  EXPECT_EQ(s.model.kind, "gpt");
+  EXPECT_EQ(s.model.preset, "gpt2-xl");
+  EXPECT_EQ(s.model.layers, 48);
+  EXPECT_EQ(s.model.hidden, 1600);
+  EXPECT_EQ(s.model.heads, 25);
+  EXPECT_EQ(s.model.sequence, 2048);  // overridden
+  EXPECT_EQ(s.model.vocabulary, 50257);
+  EXPECT_EQ(s.model.where.file, "full.yaml");
+  EXPECT_EQ(s.model.where.line, 37);
+  EXPECT_EQ(s.model.where.column, 1);
+
+  EXPECT_EQ(s.training.global_batch, 64);
+  EXPECT_EQ(s.training.micro_batch, 4);
+  EXPECT_EQ(s.training.precision, DType::kFP16);
+  EXPECT_EQ(s.training.warmup_iterations, 0);
+  EXPECT_EQ(s.training.measured_iterations, 5);
+  EXPECT_EQ(s.training.seed, 42u);
+
+  EXPECT_DOUBLE_EQ(s.simulation.compute_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(s.simulation.memory_efficiency, 1);
+  EXPECT_DOUBLE_EQ(s.simulation.kernel_launch_s, 0);
+
+  ASSERT_EQ(s.strategies.size(), 2u);
+  const StrategySpec& ddp = s.strategies[0];
+  EXPECT_EQ(ddp.name, "ddp");
+  EXPECT_EQ(ddp.kind, "ddp");
+  EXPECT_EQ(ddp.key_path, "strategies[0]");
+  EXPECT_EQ(ddp.where.line, 51);
+  EXPECT_EQ(ddp.where.column, 5);
+  ASSERT_EQ(ddp.options.size(), 2u);
+  EXPECT_EQ(ddp.options.at("bucket_size").text, "25MiB");
+  EXPECT_EQ(ddp.options.at("bucket_size").where.line, 53);
+  EXPECT_EQ(ddp.options.at("bucket_size").where.column, 28);
+  EXPECT_EQ(ddp.options.at("overlap").text, "true");
+  EXPECT_EQ(s.strategies[1].name, "zero-3");
+  EXPECT_EQ(s.strategies[1].kind, "fsdp");
+  EXPECT_EQ(s.strategies[1].key_path, "strategies[1]");
+  EXPECT_TRUE(s.strategies[1].options.empty());
+}
+
+TEST(LoadScenario, DefaultsWhenOptionalSectionsAreAbsent) {
+  Scenario s = LoadScenarioText(R"(name: one
+cluster:
+  servers:
+    - {name: pc, gpu: RTX4090, gpus_per_server: 1}
+model: {kind: gpt, layers: 2, hidden: 64, heads: 4, sequence: 128, vocabulary: 1000}
+training: {global_batch: 8}
+strategies: [{name: single, kind: single}]
+)",
+                                "t.yaml");
+  EXPECT_EQ(s.cluster.NumGpus(), 1);
+  EXPECT_EQ(s.cluster.network.kind, NetworkKind::kSingleSwitch);
+  EXPECT_EQ(s.model.preset, "");
+  EXPECT_EQ(s.model.heads, 4);
+  EXPECT_EQ(s.training.micro_batch, 1);
+  EXPECT_EQ(s.training.precision, DType::kBF16);
+  EXPECT_EQ(s.training.warmup_iterations, 1);
+  EXPECT_EQ(s.training.measured_iterations, 2);
+  EXPECT_EQ(s.training.seed, 0u);
+  EXPECT_DOUBLE_EQ(s.simulation.compute_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(s.simulation.memory_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(s.simulation.kernel_launch_s, 4e-6);
+}
+
+TEST(LoadScenario, EveryPresetLoads) {
+  const std::vector<std::pair<std::string, std::vector<int>>> presets = {
+      {"gpt2-small", {12, 768, 12, 1024}},  {"gpt2-medium", {24, 1024, 16, 1024}},
+      {"gpt2-large", {36, 1280, 20, 1024}}, {"gpt2-xl", {48, 1600, 25, 1024}},
+      {"gpt3-125m", {12, 768, 12, 2048}},   {"gpt3-350m", {24, 1024, 16, 2048}},
+      {"gpt3-1.3b", {24, 2048, 16, 2048}},  {"gpt3-2.7b", {32, 2560, 32, 2048}},
+      {"gpt3-6.7b", {32, 4096, 32, 2048}},  {"gpt3-13b", {40, 5120, 40, 2048}},
+      {"gpt3-175b", {96, 12288, 96, 2048}},
+  };
+  for (const auto& [name, dims] : presets) {
+    SCOPED_TRACE(name);
+    Scenario s = LoadScenarioText(Base("preset: gpt2-medium", "preset: " + name), "t.yaml");
+    EXPECT_EQ(s.model.preset, name);
+    EXPECT_EQ(s.model.layers, dims[0]);
+    EXPECT_EQ(s.model.hidden, dims[1]);
+    EXPECT_EQ(s.model.heads, dims[2]);
+    EXPECT_EQ(s.model.sequence, dims[3]);
+    EXPECT_EQ(s.model.vocabulary, 50257);
+  }
+}
+
+TEST(LoadScenario, NvLinkAllConnectsEveryPair) {
+  Scenario s = LoadScenarioText(Base(R"(nvswitch: {bandwidth: "300GB/s", latency: "1us"})",
+                                     R"(nvlink: {pairs: all, bandwidth: "25GB/s"})"),
+                                "t.yaml");
+  ASSERT_TRUE(s.cluster.groups[0].nvlink.has_value());
+  EXPECT_EQ(s.cluster.groups[0].nvlink->pairs.size(), 28u);
+  EXPECT_EQ(s.cluster.groups[0].nvlink->pairs[0], std::make_pair(0, 1));
+  EXPECT_EQ(s.cluster.groups[0].nvlink->pairs[27], std::make_pair(6, 7));
+}
+
+TEST(LoadScenario, OversubscriptionAsANumber) {
+  Scenario s = LoadScenarioText(Base("kind: single_switch",
+                                     "kind: leaf_spine\n    servers_per_leaf: 1\n"
+                                     "    oversubscription: 4"),
+                                "t.yaml");
+  EXPECT_DOUBLE_EQ(s.cluster.network.oversubscription, 4);
+  EXPECT_EQ(s.cluster.network.servers_per_leaf, 1);
+}
+
+// --- Files --------------------------------------------------------------------------------------
+
+TEST(LoadScenarioFile, MissingFile) {
+  try {
+    LoadScenarioFile("/nonexistent/dir/scenario.yaml");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.where().file, "/nonexistent/dir/scenario.yaml");
+    EXPECT_TRUE(Contains(e.rule(), "cannot read file"));
+    EXPECT_TRUE(Contains(e.what(), "/nonexistent/dir/scenario.yaml"));
+  }
+}
+
+TEST(LoadScenarioFile, DirectoryIsNotAFile) {
+  try {
+    LoadScenarioFile("/tmp");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.rule(), "cannot read file (it is a directory)");
+  }
+}
+
+TEST(LoadScenarioFile, LoadsAndLocatesErrorsInTheFile) {
+  std::string path = ::testing::TempDir() + "stratasim_loader_test.yaml";
+  {
+    std::ofstream out(path);
+    out << kBase;
+  }
+  Scenario s = LoadScenarioFile(path);
+  EXPECT_EQ(s.file, path);
+  EXPECT_EQ(s.name, "base");
+  {
+    std::ofstream out(path);
+    out << Base("count: 8,", "count: 3,");
+  }
+  try {
+    LoadScenarioFile(path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), path +
+                                         ":9:21: cluster.servers[0].nics.count = \"3\": must "
+                                         "divide gpus_per_server (8)");
+  }
+  std::remove(path.c_str());
+}
+
+// --- Syntax and structure ----------------------------------------------------------------------
+
+TEST(LoadScenarioErrors, YamlSyntaxErrorHasLineAndColumn) {
+  // A key indented under a scalar: yaml-cpp reports the ':' it cannot place (0-based 2:7).
+  ConfigError e = ErrorOf("name: x\ncluster: 1\n  model: 2\n");
+  ExpectError(e, 3, 8, "", "YAML syntax error: illegal map value");
+  EXPECT_STREQ(e.what(), "t.yaml:3:8: <document>: YAML syntax error: illegal map value");
+  // An unclosed flow list is reported where the parser gave up looking for the ']'.
+  ConfigError unclosed = ErrorOf("name: x\ncluster: [1,\nmodel: 2\n");
+  EXPECT_GT(unclosed.where().line, 1);
+  EXPECT_EQ(unclosed.rule(), "YAML syntax error: end of sequence flow not found");
+}
+
+TEST(LoadScenarioErrors, DocumentMustBeAMap) {
+  ConfigError e = ErrorOf("just text\n");
+  ExpectError(e, 1, 1, "",
+              "must be a map, not a scalar (keys: name, cluster, model, training, simulation, "
+              "strategies)");
+  EXPECT_TRUE(Contains(e.what(), "<document>"));
+  ConfigError empty = ErrorOf("");
+  EXPECT_TRUE(Contains(empty.rule(), "must be a map, not empty"));
+}
+
+TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
+  ExpectError(ErrorOf(Base("model:", "modle:")), 13, 1, "modle",
+              "unknown key (known: name, cluster, model, training, simulation, strategies)");
+}
+
+TEST(LoadScenarioErrors, UnknownKeyNested) {
+  ExpectError(ErrorOf(Base("nics: {count: 8,", "nics: {cuont: 8,")), 9, 14,
+              "cluster.servers[0].nics.cuont", "unknown key (known: count, bandwidth, latency)");
+  ExpectError(ErrorOf(Base("      count: 2\n", "      count: 2\n      gpus: 8\n")), 6, 7,
+              "cluster.servers[0].gpus",
+              "unknown key (known: name, count, gpu, gpus_per_server, nvswitch, nvlink, pcie, "
+              "nics)");
+  ExpectError(ErrorOf(Base("  micro_batch: 4", "  micro_batch: 4\n  iterations: {warm: 1}")), 18,
+              16, "training.iterations.warm", "unknown key (known: warmup, measured)");
+  ExpectError(ErrorOf(Base("    kind: ddp", "    kind: ddp\n    option: {}")), 21, 5,
+              "strategies[0].option", "unknown key (known: name, kind, options)");
+}
+
+TEST(LoadScenarioErrors, DuplicateKey) {
+  ExpectError(ErrorOf(Base("  micro_batch: 4", "  micro_batch: 4\n  micro_batch: 8")), 18, 3,
+              "training.micro_batch", "duplicate key (first at line 17)");
+}
+
+TEST(LoadScenarioErrors, WrongTypes) {
+  ExpectError(ErrorOf(Base("gpu: A100-SXM4-80GB", "gpu: {kind: A100}")), 6, 12,
+              "cluster.servers[0].gpu", "must be a string, not a map");
+  ConfigError not_int = ErrorOf(Base("count: 2", "count: 2.5"));
+  ExpectError(not_int, 5, 14, "cluster.servers[0].count", "must be an integer >= 1");
+  EXPECT_EQ(not_int.value(), "2.5");
+  ExpectError(ErrorOf(Base("count: 2", "count: two")), 5, 14, "cluster.servers[0].count",
+              "must be an integer >= 1");
+  ExpectError(ErrorOf(Replace(kBox,
+                              "  servers:\n    - name: box\n      gpu: RTX3090\n      "
+                              "gpus_per_server: 4\n      FABRIC\n",
+                              "  servers: {a: 1}\n")),
+              3, 12, "cluster.servers", "must be a list, not a map");
+  ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
+              "must be a map, not a scalar (keys: preset, kind, layers, hidden, heads, sequence, "
+              "vocabulary)");
+  ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
+              "training.global_batch", "must be an integer >= 1");
+  ExpectError(ErrorOf(Base("name: base", "name: [a]")), 1, 7, "name",
+              "must be a string, not a list");
+}
+
+TEST(LoadScenarioErrors, EmptyValueIsLocatedAtItsKey) {
+  ExpectError(ErrorOf(Base("name: base", "name:")), 1, 1, "name", "must be a string, not empty");
+}
+
+TEST(LoadScenarioErrors, RequiredFieldMissingIsLocatedAtTheParentMap) {
+  ExpectError(ErrorOf(Base("name: base\n", "")), 1, 1, "name", "required field missing");
+  ExpectError(ErrorOf(Base("      gpus_per_server: 8\n", "")), 4, 7,
+              "cluster.servers[0].gpus_per_server", "required field missing");
+  ExpectError(ErrorOf(Base("      gpu: A100-SXM4-80GB\n", "")), 4, 7, "cluster.servers[0].gpu",
+              "required field missing");
+  ExpectError(ErrorOf(Base("bandwidth: \"300GB/s\", ", "")), 8, 17,
+              "cluster.servers[0].nvswitch.bandwidth", "required field missing");
+  ExpectError(ErrorOf(Base("  global_batch: 64\n  micro_batch: 4\n", "  seed: 1\n")), 16, 3,
+              "training.global_batch", "required field missing");
+  ExpectError(ErrorOf(Base("    kind: ddp\n", "")), 19, 5, "strategies[0].kind",
+              "required field missing");
+  ConfigError no_strategies = ErrorOf(Base("strategies:\n  - name: ddp\n    kind: ddp\n", ""));
+  ExpectError(no_strategies, 1, 1, "strategies", "required field missing");
+}
+
+TEST(LoadScenarioErrors, ScenarioNameMustBePlain) {
+  ExpectError(ErrorOf(Base("name: base", "name: my scenario")), 1, 7, "name",
+              "must match [A-Za-z0-9._-]+ (it names output files)");
+}
+
+// --- Cluster ---------------------------------------------------------------------------------
+
+TEST(LoadScenarioErrors, CountsBelowOne) {
+  ConfigError count = ErrorOf(Base("count: 2", "count: 0"));
+  ExpectError(count, 5, 14, "cluster.servers[0].count", "must be an integer >= 1");
+  EXPECT_EQ(count.value(), "0");
+  ExpectError(ErrorOf(Base("gpus_per_server: 8", "gpus_per_server: -1")), 7, 24,
+              "cluster.servers[0].gpus_per_server", "must be an integer >= 1");
+}
+
+TEST(LoadScenarioErrors, NicCountMustDivideGpusPerServer) {
+  ConfigError e = ErrorOf(Base("count: 8,", "count: 3,"));
+  ExpectError(e, 9, 21, "cluster.servers[0].nics.count", "must divide gpus_per_server (8)");
+  EXPECT_STREQ(e.what(),
+               "t.yaml:9:21: cluster.servers[0].nics.count = \"3\": must divide gpus_per_server "
+               "(8)");
+}
+
+TEST(LoadScenarioErrors, UnknownGpuListsTheKnownKinds) {
+  ConfigError e = ErrorOf(Base("gpu: A100-SXM4-80GB", "gpu: A100"));
+  ExpectError(e, 6, 12, "cluster.servers[0].gpu",
+              "unknown GPU kind (known: A100-SXM4-80GB, A100-SXM4-40GB, H100-SXM5, H200, "
+              "V100-SXM2, RTX3090, RTX4090, RTX2080Ti)");
+  EXPECT_EQ(e.value(), "A100");
+}
+
+TEST(LoadScenarioErrors, ServerWithoutFabric) {
+  ExpectError(ErrorOf(Base("      nvswitch: {bandwidth: \"300GB/s\", latency: \"1us\"}\n", "")), 4,
+              7, "cluster.servers[0]", "a server with 8 GPUs needs nvswitch, nvlink or pcie");
+}
+
+TEST(LoadScenarioErrors, BandwidthAndLatencyValues) {
+  ExpectError(ErrorOf(Base("bandwidth: \"300GB/s\"", "bandwidth: \"0GB/s\"")), 8, 29,
+              "cluster.servers[0].nvswitch.bandwidth", "must be greater than 0");
+  ExpectError(ErrorOf(Base("bandwidth: \"300GB/s\"", "bandwidth: \"-300GB/s\"")), 8, 29,
+              "cluster.servers[0].nvswitch.bandwidth", "not a bandwidth: must not be negative");
+  ExpectError(ErrorOf(Base("latency: \"1us\"}\n      nics", "latency: \"-1us\"}\n      nics")), 8,
+              49, "cluster.servers[0].nvswitch.latency", "not a duration: must not be negative");
+  ConfigError unit = ErrorOf(Base("bandwidth: \"300GB/s\"", "bandwidth: \"300GB\""));
+  ExpectError(unit, 8, 29, "cluster.servers[0].nvswitch.bandwidth",
+              "not a bandwidth: unknown unit \"GB\" (expected e.g. \"300GB/s\", \"200Gb/s\")");
+  EXPECT_EQ(unit.value(), "300GB");
+  ExpectError(ErrorOf(Base("bandwidth: \"200Gb/s\"", "bandwidth: 200")), 9, 35,
+              "cluster.servers[0].nics.bandwidth",
+              "not a bandwidth: missing unit (expected e.g. \"300GB/s\", \"200Gb/s\")");
+  ExpectError(ErrorOf(Base("    latency: \"1us\"", "    latency: 1 fortnight")), 12, 14,
+              "cluster.network.latency",
+              "not a duration: unknown unit \"fortnight\" (expected e.g. \"2us\", \"1.5ms\")");
+}
+
+TEST(LoadScenarioErrors, DuplicateServerGroupName) {
+  std::string yaml = Base("  network:", R"(    - name: dgx
+      gpu: H100-SXM5
+      gpus_per_server: 1
+      nics: {bandwidth: "400Gb/s"}
+  network:)");
+  ExpectError(ErrorOf(yaml), 10, 13, "cluster.servers[1].name",
+              "duplicate server group name (first at line 4)");
+}
+
+TEST(LoadScenarioErrors, MultiServerClusterNeedsNicsAndNetwork) {
+  ExpectError(
+      ErrorOf(Base("      nics: {count: 8, bandwidth: \"200Gb/s\", latency: \"1us\"}\n", "")), 4, 7,
+      "cluster.servers[0].nics", "required field missing (a cluster of 2 servers needs it)");
+  ExpectError(ErrorOf(Base("  network:\n    kind: single_switch\n    latency: \"1us\"\n", "")), 3,
+              3, "cluster.network", "required field missing (a cluster of 2 servers needs it)");
+  // One server needs neither.
+  std::string one = Base("      count: 2\n", "");
+  one = Replace(one, "      nics: {count: 8, bandwidth: \"200Gb/s\", latency: \"1us\"}\n", "");
+  one = Replace(one, "  network:\n    kind: single_switch\n    latency: \"1us\"\n", "");
+  Scenario s = LoadScenarioText(one, "t.yaml");
+  EXPECT_EQ(s.cluster.NumServers(), 1);
+  EXPECT_EQ(s.cluster.NumGpus(), 8);
+}
+
+TEST(LoadScenarioErrors, Network) {
+  ExpectError(ErrorOf(Base("kind: single_switch", "kind: torus")), 11, 11, "cluster.network.kind",
+              "must be one of: single_switch, leaf_spine");
+  ExpectError(ErrorOf(Base("kind: single_switch", "kind: leaf_spine")), 11, 5,
+              "cluster.network.servers_per_leaf",
+              "required field missing (kind leaf_spine needs it)");
+  ExpectError(ErrorOf(Base("kind: single_switch", "kind: single_switch\n    servers_per_leaf: 2")),
+              12, 23, "cluster.network.servers_per_leaf", "only allowed with kind leaf_spine");
+  ExpectError(ErrorOf(Base("kind: single_switch", "kind: leaf_spine\n    servers_per_leaf: 0")), 12,
+              23, "cluster.network.servers_per_leaf", "must be an integer >= 1");
+  ExpectError(ErrorOf(Base("kind: single_switch",
+                           "kind: leaf_spine\n    servers_per_leaf: 1\n    oversubscription: 1:2")),
+              13, 23, "cluster.network.oversubscription",
+              "must be a number >= 1 or a ratio like \"2:1\"");
+  ExpectError(ErrorOf(Base("kind: single_switch",
+                           "kind: leaf_spine\n    servers_per_leaf: 1\n    oversubscription: 0.5")),
+              13, 23, "cluster.network.oversubscription",
+              "must be a number >= 1 or a ratio like \"2:1\"");
+}
+
+TEST(LoadScenarioErrors, NvLinkPairs) {
+  ExpectError(ErrorOf(Box(R"(nvlink: {pairs: [[0, 1], [0, 4]], bandwidth: "56.25GB/s"})")), 7, 36,
+              "cluster.servers[0].nvlink.pairs[1][1]", "must be an integer in [0, 3]");
+  ExpectError(ErrorOf(Box(R"(nvlink: {pairs: [[0, 1], [2, 2]], bandwidth: "56.25GB/s"})")), 7, 32,
+              "cluster.servers[0].nvlink.pairs[1]", "connects GPU 2 to itself");
+  ExpectError(ErrorOf(Box(R"(nvlink: {pairs: [[0, 1], [1, 0]], bandwidth: "56.25GB/s"})")), 7, 32,
+              "cluster.servers[0].nvlink.pairs[1]", "duplicate pair (first at line 7)");
+  ExpectError(ErrorOf(Box(R"(nvlink: {pairs: [[0, 1, 2]], bandwidth: "56.25GB/s"})")), 7, 24,
+              "cluster.servers[0].nvlink.pairs[0]",
+              "must be a pair [a, b] of GPU indices in the server");
+  ExpectError(ErrorOf(Box(R"(nvlink: {pairs: some, bandwidth: "56.25GB/s"})")), 7, 23,
+              "cluster.servers[0].nvlink.pairs", "must be \"all\" or a list of [a, b] pairs");
+}
+
+TEST(LoadScenarioErrors, PartialNvLinkNeedsPcie) {
+  const std::string nvlink = R"(nvlink: {pairs: [[0, 1], [2, 3]], bandwidth: "56.25GB/s"})";
+  ExpectError(ErrorOf(Box(nvlink)), 7, 23, "cluster.servers[0].nvlink.pairs",
+              "leaves GPUs 0 and 2 without a link; list every pair, write \"all\", or add pcie "
+              "to carry the traffic between them");
+  Scenario s = LoadScenarioText(
+      Box(nvlink + "\n      pcie: {gpus_per_switch: 4, bandwidth: \"31.5GB/s\"}"), "t.yaml");
+  EXPECT_EQ(s.cluster.groups[0].nvlink->pairs.size(), 2u);
+  EXPECT_EQ(s.cluster.groups[0].pcie->gpus_per_switch, 4);
+  EXPECT_EQ(s.cluster.groups[0].pcie->sockets, 1);
+}
+
+TEST(LoadScenarioErrors, PcieTree) {
+  ExpectError(ErrorOf(Box(R"(pcie: {gpus_per_switch: 3, bandwidth: "31.5GB/s"})")), 7, 31,
+              "cluster.servers[0].pcie.gpus_per_switch", "must divide gpus_per_server (4)");
+  ExpectError(ErrorOf(Box(R"(pcie: {gpus_per_switch: 2, sockets: 3, bandwidth: "31.5GB/s"})")), 7,
+              43, "cluster.servers[0].pcie.sockets",
+              "must divide the number of PCIe switches (2 = gpus_per_server / gpus_per_switch)");
+  ExpectError(ErrorOf(Box(R"(pcie: {gpus_per_switch: 2, sockets: 2, bandwidth: "31.5GB/s"})")), 7,
+              13, "cluster.servers[0].pcie.socket_link", "required field missing (sockets is 2)");
+  ExpectError(ErrorOf(Box(R"(pcie: {gpus_per_switch: 0, bandwidth: "31.5GB/s"})")), 7, 31,
+              "cluster.servers[0].pcie.gpus_per_switch", "must be an integer >= 1");
+}
+
+TEST(LoadScenarioErrors, CustomGpus) {
+  const std::string box = Box(R"(pcie: {bandwidth: "31.5GB/s"})");
+  const std::string gpus = R"(  gpus:
+    - name: MyGPU
+      peak: {fp32: "20TFLOPS", fp64: "10TFLOPS"}
+      memory: "48GB"
+      memory_bandwidth: "1TB/s"
+  servers:)";
+  ExpectError(ErrorOf(Replace(box, "  servers:", gpus)), 5, 32, "cluster.gpus[0].peak.fp64",
+              "unknown dtype (known: fp32, tf32, fp16, bf16, fp8, int8)");
+  ExpectError(ErrorOf(Replace(box, "  servers:", Replace(gpus, "name: MyGPU", "name: H200"))), 4,
+              13, "cluster.gpus[0].name",
+              "is a built-in GPU kind; give the custom GPU another name");
+  const std::string good = Replace(gpus, ", fp64: \"10TFLOPS\"", "");
+  ExpectError(ErrorOf(Replace(Replace(box, "  servers:", good), "gpu: RTX3090", "gpu: MyGPU2")), 10,
+              12, "cluster.servers[0].gpu",
+              "unknown GPU kind (known: A100-SXM4-80GB, A100-SXM4-40GB, H100-SXM5, H200, "
+              "V100-SXM2, RTX3090, RTX4090, RTX2080Ti, MyGPU)");
+  const std::string twice = good + "\n" + Replace(good, "  gpus:\n", "");
+  ExpectError(ErrorOf(Replace(box, "  servers:", Replace(twice, "  servers:\n", ""))), 8, 13,
+              "cluster.gpus[1].name", "duplicate GPU name (first at line 4)");
+  ExpectError(ErrorOf(Replace(box, "  servers:", Replace(good, "\"48GB\"", "0"))), 6, 15,
+              "cluster.gpus[0].memory", "must be greater than 0");
+  // Defined but unused: not among the cluster's kinds.
+  Scenario s = LoadScenarioText(Replace(box, "  servers:", good), "t.yaml");
+  ASSERT_EQ(s.cluster.gpu_kinds.size(), 1u);
+  EXPECT_EQ(s.cluster.gpu_kinds[0].name, "RTX3090");
+}
+
+// --- Model, training, simulation, strategies --------------------------------------------------
+
+TEST(LoadScenarioErrors, Model) {
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt4")), 14, 11, "model.preset",
+              "unknown preset (known: gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-125m, "
+              "gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  heads: 15")), 15, 10,
+              "model.heads", "must divide hidden (1024)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  hidden: 1000")), 15, 11,
+              "model.hidden", "must be a multiple of heads (16)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "kind: bert\n  preset: gpt2-medium")), 14, 9,
+              "model.kind", "unknown model kind (known: gpt)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "layers: 2\n  hidden: 64\n  heads: 4")), 14, 3,
+              "model.sequence", "required field missing (or name a preset)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  layers: 0")), 15, 11,
+              "model.layers", "must be an integer >= 1");
+}
+
+TEST(LoadScenarioErrors, Training) {
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 5")), 17, 16, "training.micro_batch",
+              "must divide global_batch (64)");
+  ExpectError(ErrorOf(Base("global_batch: 64", "global_batch: 0")), 16, 17, "training.global_batch",
+              "must be an integer >= 1");
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  precision: fp64")), 18, 14,
+              "training.precision", "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  iterations: {warmup: -1}")), 18, 24,
+              "training.iterations.warmup", "must be an integer >= 0");
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  iterations: {measured: 0}")), 18,
+              26, "training.iterations.measured", "must be an integer >= 1");
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  seed: -3")), 18, 9, "training.seed",
+              "must be an integer in [0, 2^64 - 1]");
+  ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  seed: 18446744073709551616")), 18,
+              9, "training.seed", "must be an integer in [0, 2^64 - 1]");
+  Scenario s = LoadScenarioText(
+      Base("micro_batch: 4", "micro_batch: 4\n  seed: 18446744073709551615"), "t.yaml");
+  EXPECT_EQ(s.training.seed, 18446744073709551615u);
+}
+
+TEST(LoadScenarioErrors, EfficiencyOutsideZeroOne) {
+  const std::string sim = "simulation: {compute_efficiency: EFF}\nstrategies:";
+  ExpectError(ErrorOf(Base("strategies:", Replace(sim, "EFF", "0"))), 18, 34,
+              "simulation.compute_efficiency", "must be a number in (0, 1]");
+  ExpectError(ErrorOf(Base("strategies:", Replace(sim, "EFF", "1.5"))), 18, 34,
+              "simulation.compute_efficiency", "must be a number in (0, 1]");
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {memory_efficiency: high}\nstrategies:")),
+              18, 33, "simulation.memory_efficiency", "must be a number in (0, 1]");
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {kernel_launch: \"-4us\"}\nstrategies:")),
+              18, 29, "simulation.kernel_launch", "not a duration: must not be negative");
+}
+
+TEST(LoadScenarioErrors, Strategies) {
+  ExpectError(ErrorOf(Base("strategies:\n  - name: ddp\n    kind: ddp\n", "strategies: []\n")), 18,
+              13, "strategies", "must not be empty");
+  ExpectError(ErrorOf(std::string(kBase) + "  - name: ddp\n    kind: fsdp\n"), 21, 11,
+              "strategies[1].name", "duplicate strategy name (first at line 19)");
+  ExpectError(ErrorOf(Base("  - name: ddp", "  - name: d/dp")), 19, 11, "strategies[0].name",
+              "must match [A-Za-z0-9._-]+ (it names output files)");
+  ExpectError(ErrorOf(std::string(kBase) + "    options: {overlap: [1, 2]}\n"), 21, 24,
+              "strategies[0].options.overlap",
+              "must be a scalar (a number, a string, true or false), not a list");
+  ExpectError(ErrorOf(std::string(kBase) + "    options: [overlap]\n"), 21, 14,
+              "strategies[0].options", "must be a map, not a list");
+}
+
+// --- OptionReader ------------------------------------------------------------------------------
+
+StrategySpec StrategyWith(const std::string& options) {
+  Scenario s = LoadScenarioText(std::string(kBase) + "    options: " + options + "\n", "t.yaml");
+  return s.strategies.at(0);
+}
+
+// The ConfigError that `f` throws.
+template <typename F>
+ConfigError OptionErrorOf(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no ConfigError";
+  return ConfigError(SourceLocation{}, "", "", "");
+}
+
+TEST(OptionReader, ReadsTypedValues) {
+  StrategySpec spec = StrategyWith(
+      R"({overlap: false, buckets: 4, ratio: 0.25, bucket_size: "25MiB", algo: tree})");
+  OptionReader r(spec);
+  EXPECT_FALSE(r.Bool("overlap", true));
+  EXPECT_EQ(r.Int("buckets", 1, 1, 64), 4);
+  EXPECT_DOUBLE_EQ(r.Double("ratio", 1, 0, 1), 0.25);
+  EXPECT_DOUBLE_EQ(r.Bytes("bucket_size", 1), 25.0 * 1024 * 1024);
+  EXPECT_EQ(r.Choice("algo", "ring", {"ring", "tree"}), "tree");
+  r.Finish();  // everything was asked for
+}
+
+TEST(OptionReader, FallbacksWhenAbsent) {
+  StrategySpec spec = StrategyWith("{}");
+  OptionReader r(spec);
+  EXPECT_TRUE(r.Bool("overlap", true));
+  EXPECT_EQ(r.Int("buckets", 7, 1, 64), 7);
+  EXPECT_DOUBLE_EQ(r.Double("ratio", 0.5, 0, 1), 0.5);
+  EXPECT_DOUBLE_EQ(r.Bytes("bucket_size", 1024), 1024);
+  EXPECT_EQ(r.Choice("algo", "ring", {"ring", "tree"}), "ring");
+  r.Finish();
+}
+
+TEST(OptionReader, ErrorsAreLocatedAtTheOption) {
+  // Line 21 of kBase + options; "{overlap: maybe" puts the value at column 24.
+  StrategySpec spec =
+      StrategyWith("{overlap: maybe, n: 65, x: 2.5, size: \"0MiB\", algo: star, big: \"1Gb\"}");
+  OptionReader r(spec);
+  ConfigError b = OptionErrorOf([&] { r.Bool("overlap", true); });
+  ExpectError(b, 21, 24, "strategies[0].options.overlap", "must be true or false");
+  EXPECT_EQ(b.value(), "maybe");
+  EXPECT_STREQ(b.what(),
+               "t.yaml:21:24: strategies[0].options.overlap = \"maybe\": must be true or false");
+  EXPECT_EQ(OptionErrorOf([&] { r.Int("n", 1, 1, 64); }).rule(), "must be an integer in [1, 64]");
+  EXPECT_EQ(OptionErrorOf([&] { r.Int("x", 1, 1, 64); }).rule(), "must be an integer in [1, 64]");
+  EXPECT_EQ(OptionErrorOf([&] { r.Double("x", 1, 0, 1); }).rule(), "must be a number in [0, 1]");
+  EXPECT_EQ(OptionErrorOf([&] { r.Bytes("size", 1); }).rule(), "must be greater than 0 bytes");
+  EXPECT_EQ(OptionErrorOf([&] { r.Bytes("big", 1); }).rule(),
+            "not a size in bytes: unknown unit \"Gb\" (expected e.g. \"80GiB\", \"16GB\", "
+            "\"4096\")");
+  EXPECT_EQ(OptionErrorOf([&] {
+              r.Choice("algo", "ring", {"ring", "tree"});
+            }).rule(),
+            "must be one of: ring, tree");
+}
+
+TEST(OptionReader, FinishRejectsUnknownOptions) {
+  StrategySpec spec = StrategyWith("{overlap: true, bucket_size: 4MiB, buket: 3}");
+  OptionReader r(spec);
+  r.Bool("overlap", false);
+  r.Bytes("bucket_size", 1);
+  ConfigError e = OptionErrorOf([&] { r.Finish(); });
+  ExpectError(e, 21, 56, "strategies[0].options.buket",
+              "unknown option (known: bucket_size, overlap)");
+  EXPECT_EQ(e.value(), "3");
+
+  OptionReader none(spec);
+  EXPECT_EQ(OptionErrorOf([&] { none.Finish(); }).rule(),
+            "unknown option (strategy kind ddp takes no options)");
+}
+
+TEST(OptionReader, FailOnAnAbsentOptionPointsAtTheStrategy) {
+  StrategySpec spec = StrategyWith("{}");
+  OptionReader r(spec);
+  ConfigError e = r.Fail("degree", "must be given when pipeline is on");
+  ExpectError(e, 19, 5, "strategies[0].options.degree", "must be given when pipeline is on");
+}
+
+}  // namespace
+}  // namespace stratasim

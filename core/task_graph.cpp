@@ -1,0 +1,233 @@
+#include "core/task_graph.h"
+
+#include <map>
+#include <utility>
+
+#include "core/error.h"
+
+namespace stratasim {
+
+TaskGraph::TaskGraph(int num_ranks) : num_ranks_(num_ranks) {
+  if (num_ranks < 0) throw Error("a task graph needs a non-negative number of ranks");
+}
+
+int TaskGraph::Stream(const std::string& name) {
+  for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
+    if (streams_[i] == name) return i;
+  }
+  streams_.push_back(name);
+  return static_cast<int>(streams_.size()) - 1;
+}
+
+void TaskGraph::CheckTask(const Task& t) const {
+  auto fail = [&](const std::string& why) {
+    throw Error("task " + std::to_string(t.id) + " ('" + t.name + "'): " + why);
+  };
+  if (t.rank < 0 || t.rank >= num_ranks_) {
+    fail("rank " + std::to_string(t.rank) + " is outside [0, " + std::to_string(num_ranks_) + ")");
+  }
+  if (t.stream < 0 || t.stream >= static_cast<int>(streams_.size())) {
+    fail("stream " + std::to_string(t.stream) + " is not declared");
+  }
+  for (TaskId d : t.deps) {
+    if (d < 0 || d >= t.id) fail("dependency " + std::to_string(d) + " is not an earlier task");
+  }
+  if (t.flops < 0 || t.bytes < 0) fail("flops and bytes must not be negative");
+  switch (t.kind) {
+    case TaskKind::kCollective:
+      if (t.collective < 0 || t.collective >= static_cast<int>(collectives_.size())) {
+        fail("collective " + std::to_string(t.collective) + " does not exist");
+      }
+      break;
+    case TaskKind::kSend:
+    case TaskKind::kRecv:
+      if (t.peer < 0 || t.peer >= num_ranks_) fail("peer rank is outside the graph");
+      break;
+    default:
+      break;
+  }
+}
+
+TaskId TaskGraph::Add(Task task) {
+  task.id = static_cast<TaskId>(tasks_.size());
+  CheckTask(task);
+  if (task.kind == TaskKind::kCollective) {
+    Collective& c = collectives_[task.collective];
+    if (c.members.size() >= c.ranks.size() || c.ranks[c.members.size()] != task.rank) {
+      throw Error("task " + std::to_string(task.id) + " ('" + task.name +
+                  "'): not the next member of collective " + std::to_string(task.collective));
+    }
+    c.members.push_back(task.id);
+  }
+  tasks_.push_back(std::move(task));
+  return tasks_.back().id;
+}
+
+void TaskGraph::AddDep(TaskId task, TaskId dep) {
+  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) {
+    throw Error("AddDep: task " + std::to_string(task) + " does not exist");
+  }
+  if (dep < 0 || dep >= task) {
+    throw Error("AddDep: task " + std::to_string(task) +
+                " may only depend on an earlier task, not " + std::to_string(dep));
+  }
+  tasks_[task].deps.push_back(dep);
+}
+
+int TaskGraph::DeclareCollective(Collective c) {
+  const std::string what = "collective " + std::to_string(collectives_.size());
+  if (c.ranks.empty()) throw Error(what + " has no member ranks");
+  std::map<int, int> seen;
+  for (int r : c.ranks) {
+    if (r < 0 || r >= num_ranks_) {
+      throw Error(what + ": rank " + std::to_string(r) + " is outside the graph");
+    }
+    if (seen[r]++) throw Error(what + ": rank " + std::to_string(r) + " appears twice");
+  }
+  if (c.kind == CollectiveKind::kBroadcast && !seen.count(c.root)) {
+    throw Error(what + ": broadcast root " + std::to_string(c.root) + " is not a member");
+  }
+  if (c.bytes < 0) throw Error(what + ": bytes must not be negative");
+  c.members.clear();
+  collectives_.push_back(std::move(c));
+  return static_cast<int>(collectives_.size()) - 1;
+}
+
+std::vector<TaskId> TaskGraph::AddCollective(Collective c, const Task& member) {
+  const int index = DeclareCollective(std::move(c));
+  for (int r : std::vector<int>(collectives_[index].ranks)) {
+    Task t = member;
+    t.kind = TaskKind::kCollective;
+    t.rank = r;
+    t.collective = index;
+    Add(std::move(t));
+  }
+  return collectives_[index].members;
+}
+
+std::pair<TaskId, TaskId> TaskGraph::AddTransfer(int src, int dst, double bytes, Task send,
+                                                 Task recv) {
+  const int tag = next_tag_++;
+  send.kind = TaskKind::kSend;
+  send.rank = src;
+  send.peer = dst;
+  send.tag = tag;
+  send.bytes = bytes;
+  recv.kind = TaskKind::kRecv;
+  recv.rank = dst;
+  recv.peer = src;
+  recv.tag = tag;
+  recv.bytes = bytes;
+  TaskId s = Add(std::move(send));
+  TaskId r = Add(std::move(recv));
+  return {s, r};
+}
+
+void TaskGraph::Validate() const {
+  for (const Task& t : tasks_) CheckTask(t);
+  // Every send pairs with exactly one receive of the same tag, bytes and mirrored ranks.
+  std::map<int, std::pair<const Task*, const Task*>> by_tag;
+  for (const Task& t : tasks_) {
+    if (t.kind != TaskKind::kSend && t.kind != TaskKind::kRecv) continue;
+    auto& slot = by_tag[t.tag];
+    const Task*& side = t.kind == TaskKind::kSend ? slot.first : slot.second;
+    if (side) throw Error("tag " + std::to_string(t.tag) + " is used by two tasks of one kind");
+    side = &t;
+  }
+  for (const auto& [tag, pair] : by_tag) {
+    if (!pair.first || !pair.second) {
+      throw Error("tag " + std::to_string(tag) + " has a send without a receive or vice versa");
+    }
+    if (pair.first->peer != pair.second->rank || pair.second->peer != pair.first->rank ||
+        pair.first->bytes != pair.second->bytes) {
+      throw Error("tag " + std::to_string(tag) + ": send and receive do not match");
+    }
+  }
+  for (int ci = 0; ci < static_cast<int>(collectives_.size()); ++ci) {
+    const Collective& c = collectives_[ci];
+    if (c.members.size() != c.ranks.size()) {
+      throw Error("collective " + std::to_string(ci) + " has " + std::to_string(c.members.size()) +
+                  " member tasks for " + std::to_string(c.ranks.size()) + " ranks");
+    }
+    for (size_t i = 0; i < c.ranks.size(); ++i) {
+      TaskId m = c.members[i];
+      if (m < 0 || m >= static_cast<TaskId>(tasks_.size()) || tasks_[m].collective != ci ||
+          tasks_[m].rank != c.ranks[i] || tasks_[m].kind != TaskKind::kCollective) {
+        throw Error("collective " + std::to_string(ci) + ": member " + std::to_string(i) +
+                    " is not a task of rank " + std::to_string(c.ranks[i]));
+      }
+    }
+  }
+}
+
+std::string_view ToString(TaskKind k) {
+  switch (k) {
+    case TaskKind::kCompute:
+      return "compute";
+    case TaskKind::kCollective:
+      return "collective";
+    case TaskKind::kSend:
+      return "send";
+    case TaskKind::kRecv:
+      return "recv";
+    case TaskKind::kCopy:
+      return "copy";
+    case TaskKind::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+std::string_view ToString(Phase p) {
+  switch (p) {
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kCommunication:
+      return "communication";
+    case Phase::kOther:
+      return "other";
+  }
+  return "?";
+}
+
+std::string_view ToString(OpKind k) {
+  switch (k) {
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kElementwise:
+      return "elementwise";
+    case OpKind::kOptimizer:
+      return "optimizer";
+    case OpKind::kOther:
+      return "other";
+  }
+  return "?";
+}
+
+std::string_view ToString(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
+std::string_view ToString(CopyDirection d) {
+  return d == CopyDirection::kHostToDevice ? "h2d" : "d2h";
+}
+
+}  // namespace stratasim

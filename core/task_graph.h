@@ -1,0 +1,124 @@
+// The plan IR: a task graph that strategies produce and executors (SimGrid, real GPUs) consume.
+//
+// Every task belongs to one rank (GPU) and one stream. Tasks on the same (rank, stream) run in
+// the order they were added, like kernels on a CUDA stream; `deps` adds edges across streams
+// and ranks. A collective is one task per member rank (as each rank launches its own NCCL
+// call) sharing a Collective record; a point-to-point transfer is a Send task on the source and
+// a Recv task on the destination paired by tag. Dependencies must point to tasks added earlier,
+// so a graph is acyclic by construction.
+#ifndef STRATASIM_CORE_TASK_GRAPH_H_
+#define STRATASIM_CORE_TASK_GRAPH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace stratasim {
+
+using TaskId = std::int32_t;
+
+enum class TaskKind { kCompute, kCollective, kSend, kRecv, kCopy, kMemory };
+// What a task is for; metrics count model FLOPs from kForward and kBackward only (MFU).
+enum class Phase { kForward, kBackward, kRecompute, kOptimizer, kCommunication, kOther };
+enum class OpKind { kGemm, kAttention, kElementwise, kOptimizer, kOther };
+enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
+enum class CopyDirection { kHostToDevice, kDeviceToHost };
+
+struct Task {
+  TaskId id = -1;
+  TaskKind kind = TaskKind::kCompute;
+  int rank = 0;
+  int stream = 0;  // index into TaskGraph::streams()
+  int iteration = 0;
+  Phase phase = Phase::kOther;
+  std::string name;
+  std::string category;  // free label for reports: "dp", "activations", "weights", ...
+  std::vector<TaskId> deps;
+
+  // kCompute: the work of one kernel (or a fused group) on this rank.
+  OpKind op = OpKind::kOther;
+  DType dtype = DType::kFP32;
+  double flops = 0;
+  // kCompute: bytes read and written in device memory. kSend/kRecv/kCopy: bytes transferred.
+  double bytes = 0;
+  // kCollective: index into TaskGraph::collectives().
+  int collective = -1;
+  // kSend/kRecv: the other end, and the tag pairing the two tasks.
+  int peer = -1;
+  int tag = -1;
+  // kCopy.
+  CopyDirection copy = CopyDirection::kHostToDevice;
+  // kMemory: change of the rank's allocated device memory (positive: alloc, negative: free).
+  double memory_delta_bytes = 0;
+};
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  std::vector<int> ranks;  // members in ring order
+  // The buffer size of the collective as nccl-tests' "size" counts it: the all-reduce buffer,
+  // the reduce-scatter input, the all-gather output, the broadcast buffer.
+  double bytes = 0;
+  DType dtype = DType::kFP32;
+  int root = 0;                    // broadcast: a member rank
+  std::string algorithm = "auto";  // "auto" lets the executor choose
+  std::vector<TaskId> members;     // the member task of ranks[i] is members[i]
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(int num_ranks = 0);
+
+  int num_ranks() const { return num_ranks_; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const Task& task(TaskId id) const { return tasks_.at(id); }
+  const std::vector<std::string>& streams() const { return streams_; }
+  const std::vector<Collective>& collectives() const { return collectives_; }
+
+  // Returns the id of a stream name, adding it on first use.
+  int Stream(const std::string& name);
+
+  // Adds a task (its id is assigned); checks rank, stream and deps. Throws stratasim::Error.
+  TaskId Add(Task task);
+  void AddDep(TaskId task, TaskId dep);
+
+  // Adds one member task per rank of `c`, each a copy of `member` with kind kCollective and
+  // that rank. Returns the member ids in the order of c.ranks.
+  std::vector<TaskId> AddCollective(Collective c, const Task& member);
+  // Lower level, for readers that restore per-member fields: declares `c` (its members are
+  // cleared) and returns its index; member tasks are then Add()ed in the order of c.ranks.
+  int DeclareCollective(Collective c);
+
+  // Adds a Send on `src` and a Recv on `dst` of `bytes`; `send`/`recv` give name, stream,
+  // phase... Returns {send id, recv id}.
+  std::pair<TaskId, TaskId> AddTransfer(int src, int dst, double bytes, Task send, Task recv);
+
+  // Checks the invariants that Add enforces plus pairing of sends and receives; throws
+  // stratasim::Error naming the task. Graphs read from files are checked with it.
+  void Validate() const;
+
+ private:
+  void CheckTask(const Task& t) const;
+
+  int num_ranks_;
+  int next_tag_ = 0;
+  std::vector<Task> tasks_;
+  std::vector<std::string> streams_;
+  std::vector<Collective> collectives_;
+};
+
+std::string_view ToString(TaskKind k);
+std::string_view ToString(Phase p);
+std::string_view ToString(OpKind k);
+std::string_view ToString(CollectiveKind k);
+std::string_view ToString(CopyDirection d);
+
+// JSON form ("format": "stratasim-taskgraph", "version": 1). Reading validates the graph and
+// throws stratasim::Error with the JSON path of a bad field.
+std::string TaskGraphToJson(const TaskGraph& g);
+TaskGraph TaskGraphFromJson(const std::string& text);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_TASK_GRAPH_H_

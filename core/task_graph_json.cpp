@@ -1,0 +1,190 @@
+// JSON form of a TaskGraph, so a plan can be inspected and replayed (`stratasim run
+// --write-graphs`, `stratasim replay`).
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/json_enums.h"
+#include "core/task_graph.h"
+
+namespace stratasim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr TaskKind kTaskKinds[] = {TaskKind::kCompute, TaskKind::kCollective, TaskKind::kSend,
+                                   TaskKind::kRecv,    TaskKind::kCopy,       TaskKind::kMemory};
+constexpr Phase kPhases[] = {Phase::kForward,   Phase::kBackward,      Phase::kRecompute,
+                             Phase::kOptimizer, Phase::kCommunication, Phase::kOther};
+constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise,
+                               OpKind::kOptimizer, OpKind::kOther};
+constexpr CollectiveKind kCollectiveKinds[] = {
+    CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+    CollectiveKind::kBroadcast};
+constexpr CopyDirection kCopyDirections[] = {CopyDirection::kHostToDevice,
+                                             CopyDirection::kDeviceToHost};
+
+// Reads a required field, turning nlohmann's type errors into Errors with the JSON path.
+template <typename T>
+T Get(const Json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) throw Error(path + "." + key + ": missing");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + "." + key + ": " + e.what());
+  }
+}
+
+DType DTypeFrom(const std::string& s, const std::string& where) {
+  auto d = ParseDType(s);
+  if (!d) throw Error(where + ": \"" + s + "\" is not a dtype");
+  return *d;
+}
+
+}  // namespace
+
+std::string TaskGraphToJson(const TaskGraph& g) {
+  Json j;
+  j["format"] = "stratasim-taskgraph";
+  j["version"] = 1;
+  j["num_ranks"] = g.num_ranks();
+  j["streams"] = g.streams();
+  Json cs = Json::array();
+  for (const Collective& c : g.collectives()) {
+    cs.push_back({{"kind", ToString(c.kind)},
+                  {"ranks", c.ranks},
+                  {"bytes", c.bytes},
+                  {"dtype", ToString(c.dtype)},
+                  {"root", c.root},
+                  {"algorithm", c.algorithm},
+                  {"members", c.members}});
+  }
+  j["collectives"] = std::move(cs);
+  Json ts = Json::array();
+  for (const Task& t : g.tasks()) {
+    Json o{{"id", t.id},         {"kind", ToString(t.kind)}, {"rank", t.rank},
+           {"stream", t.stream}, {"iteration", t.iteration}, {"phase", ToString(t.phase)},
+           {"name", t.name},     {"category", t.category},   {"deps", t.deps}};
+    switch (t.kind) {
+      case TaskKind::kCompute:
+        o["op"] = ToString(t.op);
+        o["dtype"] = ToString(t.dtype);
+        o["flops"] = t.flops;
+        o["bytes"] = t.bytes;
+        break;
+      case TaskKind::kCollective:
+        o["collective"] = t.collective;
+        break;
+      case TaskKind::kSend:
+      case TaskKind::kRecv:
+        o["peer"] = t.peer;
+        o["tag"] = t.tag;
+        o["bytes"] = t.bytes;
+        break;
+      case TaskKind::kCopy:
+        o["direction"] = ToString(t.copy);
+        o["bytes"] = t.bytes;
+        break;
+      case TaskKind::kMemory:
+        o["memory_delta_bytes"] = t.memory_delta_bytes;
+        break;
+    }
+    ts.push_back(std::move(o));
+  }
+  j["tasks"] = std::move(ts);
+  return j.dump();
+}
+
+TaskGraph TaskGraphFromJson(const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(std::string("task graph: not JSON: ") + e.what());
+  }
+  const std::string root = "$";
+  if (Get<std::string>(j, "format", root) != "stratasim-taskgraph") {
+    throw Error("$.format: expected \"stratasim-taskgraph\"");
+  }
+  if (Get<int>(j, "version", root) != 1) throw Error("$.version: only version 1 is known");
+  TaskGraph g(Get<int>(j, "num_ranks", root));
+  for (const std::string& s : Get<std::vector<std::string>>(j, "streams", root)) g.Stream(s);
+
+  // Collectives are declared first; their member tasks attach as they are added, and the
+  // member lists are then compared with the file's, so nothing is trusted unchecked.
+  const Json& cs = j.at("collectives");
+  std::vector<Collective> pending;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const std::string p = "$.collectives[" + std::to_string(i) + "]";
+    Collective c;
+    c.kind =
+        internal::EnumFromString(kCollectiveKinds, Get<std::string>(cs[i], "kind", p), p + ".kind");
+    c.ranks = Get<std::vector<int>>(cs[i], "ranks", p);
+    c.bytes = Get<double>(cs[i], "bytes", p);
+    c.dtype = DTypeFrom(Get<std::string>(cs[i], "dtype", p), p + ".dtype");
+    c.root = Get<int>(cs[i], "root", p);
+    c.algorithm = Get<std::string>(cs[i], "algorithm", p);
+    c.members = Get<std::vector<TaskId>>(cs[i], "members", p);
+    pending.push_back(c);
+    try {
+      g.DeclareCollective(std::move(c));
+    } catch (const Error& e) {
+      throw Error(p + ": " + e.what());
+    }
+  }
+
+  const Json& ts = Get<Json>(j, "tasks", root);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const std::string p = "$.tasks[" + std::to_string(i) + "]";
+    const Json& o = ts[i];
+    if (Get<TaskId>(o, "id", p) != static_cast<TaskId>(i))
+      throw Error(p + ".id: must equal " + std::to_string(i));
+    Task t;
+    t.kind = internal::EnumFromString(kTaskKinds, Get<std::string>(o, "kind", p), p + ".kind");
+    t.rank = Get<int>(o, "rank", p);
+    t.stream = Get<int>(o, "stream", p);
+    t.iteration = Get<int>(o, "iteration", p);
+    t.phase = internal::EnumFromString(kPhases, Get<std::string>(o, "phase", p), p + ".phase");
+    t.name = Get<std::string>(o, "name", p);
+    t.category = Get<std::string>(o, "category", p);
+    t.deps = Get<std::vector<TaskId>>(o, "deps", p);
+    switch (t.kind) {
+      case TaskKind::kCompute:
+        t.op = internal::EnumFromString(kOpKinds, Get<std::string>(o, "op", p), p + ".op");
+        t.dtype = DTypeFrom(Get<std::string>(o, "dtype", p), p + ".dtype");
+        t.flops = Get<double>(o, "flops", p);
+        t.bytes = Get<double>(o, "bytes", p);
+        break;
+      case TaskKind::kCollective:
+        t.collective = Get<int>(o, "collective", p);
+        break;
+      case TaskKind::kSend:
+      case TaskKind::kRecv:
+        t.peer = Get<int>(o, "peer", p);
+        t.tag = Get<int>(o, "tag", p);
+        t.bytes = Get<double>(o, "bytes", p);
+        break;
+      case TaskKind::kCopy:
+        t.copy = internal::EnumFromString(kCopyDirections, Get<std::string>(o, "direction", p),
+                                          p + ".direction");
+        t.bytes = Get<double>(o, "bytes", p);
+        break;
+      case TaskKind::kMemory:
+        t.memory_delta_bytes = Get<double>(o, "memory_delta_bytes", p);
+        break;
+    }
+    try {
+      g.Add(std::move(t));
+    } catch (const Error& e) {
+      throw Error(p + ": " + e.what());
+    }
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (g.collectives()[i].members != pending[i].members) {
+      throw Error("$.collectives[" + std::to_string(i) + "].members: do not match the tasks");
+    }
+  }
+  g.Validate();
+  return g;
+}
+
+}  // namespace stratasim

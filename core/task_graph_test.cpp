@@ -1,0 +1,125 @@
+#include "core/task_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+TaskGraph Sample() {
+  TaskGraph g(2);
+  const int compute = g.Stream("compute"), comm = g.Stream("comm");
+  Task k;
+  k.kind = TaskKind::kCompute;
+  k.stream = compute;
+  k.name = "gemm";
+  k.op = OpKind::kGemm;
+  k.dtype = DType::kBF16;
+  k.flops = 1e9;
+  k.bytes = 1e6;
+  k.phase = Phase::kForward;
+  const TaskId a = g.Add(k);
+  k.rank = 1;
+  const TaskId b = g.Add(k);
+  Collective c;
+  c.ranks = {0, 1};
+  c.bytes = 4096;
+  Task m;
+  m.stream = comm;
+  m.name = "ar";
+  m.category = "dp";
+  std::vector<TaskId> ids = g.AddCollective(c, m);
+  g.AddDep(ids[0], a);
+  g.AddDep(ids[1], b);
+  Task s, r;
+  s.stream = r.stream = comm;
+  s.name = r.name = "p2p";
+  g.AddTransfer(0, 1, 100, s, r);
+  Task mem;
+  mem.kind = TaskKind::kMemory;
+  mem.stream = compute;
+  mem.memory_delta_bytes = -5;
+  g.Add(mem);
+  Task copy;
+  copy.kind = TaskKind::kCopy;
+  copy.stream = comm;
+  copy.copy = CopyDirection::kDeviceToHost;
+  copy.bytes = 7;
+  g.Add(copy);
+  return g;
+}
+
+TEST(TaskGraph, CollectiveMembersAndTransfersArePaired) {
+  const TaskGraph g = Sample();
+  ASSERT_EQ(g.collectives().size(), 1u);
+  EXPECT_EQ(g.collectives()[0].members, (std::vector<TaskId>{2, 3}));
+  EXPECT_EQ(g.task(3).rank, 1);
+  EXPECT_EQ(g.task(4).kind, TaskKind::kSend);
+  EXPECT_EQ(g.task(5).peer, 0);
+  EXPECT_EQ(g.task(4).tag, g.task(5).tag);
+  EXPECT_NO_THROW(g.Validate());
+}
+
+TEST(TaskGraph, JsonRoundTripIsExact) {
+  const TaskGraph g = Sample();
+  const std::string text = TaskGraphToJson(g);
+  const TaskGraph back = TaskGraphFromJson(text);
+  EXPECT_EQ(TaskGraphToJson(back), text);
+  EXPECT_EQ(back.task(3).deps, (std::vector<TaskId>{1}));
+  EXPECT_EQ(back.task(7).copy, CopyDirection::kDeviceToHost);
+}
+
+TEST(TaskGraph, RejectsForwardDependenciesAndBadRanks) {
+  TaskGraph g(2);
+  Task t;
+  t.stream = g.Stream("s");
+  t.deps = {0};
+  EXPECT_THROW(g.Add(t), Error);  // task 0 cannot depend on itself
+  t.deps = {};
+  t.rank = 2;
+  try {
+    g.Add(t);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2 is outside [0, 2)"), std::string::npos);
+  }
+  t.rank = 0;
+  g.Add(t);
+  EXPECT_THROW(g.AddDep(0, 0), Error);
+}
+
+TEST(TaskGraph, RejectsCollectiveWithRepeatedRank) {
+  TaskGraph g(2);
+  Collective c;
+  c.ranks = {0, 0};
+  Task m;
+  m.stream = g.Stream("s");
+  try {
+    g.AddCollective(c, m);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 appears twice"), std::string::npos);
+  }
+}
+
+TEST(TaskGraph, JsonReaderNamesTheBadField) {
+  const std::string broken = [&] {
+    std::string t = TaskGraphToJson(Sample());
+    const size_t at = t.find("\"op\":\"gemm\"");
+    return t.replace(at, 11, "\"op\":\"conv\"");
+  }();
+  try {
+    TaskGraphFromJson(broken);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("$.tasks[0].op: \"conv\" is not one of"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(TaskGraphFromJson("{"), Error);
+  EXPECT_THROW(TaskGraphFromJson("{\"format\":\"x\"}"), Error);
+}
+
+}  // namespace
+}  // namespace stratasim

@@ -1,0 +1,37 @@
+// What an executor produced: when each task ran. Both executors (SimGrid and real GPUs) write
+// this same format, so that runs compare task by task.
+#ifndef STRATASIM_CORE_TRACE_H_
+#define STRATASIM_CORE_TRACE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/task_graph.h"
+
+namespace stratasim {
+
+struct TraceRecord {
+  TaskId task = -1;
+  int rank = 0;
+  int stream = 0;
+  double start_s = 0;  // the task was ready and its stream free (a collective: this rank joined)
+  double end_s = 0;
+  // Collectives and transfers: when the first byte of this rank's part moved. The gap after
+  // start_s is time spent waiting for peers. Equal to start_s for other tasks.
+  double transfer_start_s = 0;
+};
+
+struct ExecutionTrace {
+  std::string executor;  // "simgrid", "host", "cuda"
+  int num_ranks = 0;
+  std::vector<std::string> streams;
+  std::vector<TraceRecord> records;  // records[i].task == i: one record per task of the graph
+  double makespan_s = 0;
+};
+
+std::string TraceToJson(const ExecutionTrace& t);
+ExecutionTrace TraceFromJson(const std::string& text);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_TRACE_H_

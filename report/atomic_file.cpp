@@ -1,0 +1,93 @@
+#include "report/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+[[noreturn]] void ThrowSystemError(const std::string& what, const std::string& path, int err) {
+  throw Error(what + " " + path + ": " + std::strerror(err));
+}
+
+// Writes all of `data`, retrying short writes and interrupted calls, which write(2) may
+// return for large buffers or when a signal arrives. Returns 0 or an errno value.
+int WriteAll(int fd, std::string_view data) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// The directory entry made by rename(2) is only durable once the directory itself is synced.
+// This is best effort: the file is already complete and in place, and some file systems
+// refuse fsync on a directory, so a failure here is not reported.
+void SyncParentDirectory(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  int dir_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return;
+  ::fsync(dir_fd);
+  ::close(dir_fd);
+}
+
+}  // namespace
+
+void WriteFileAtomically(const std::string& path, std::string_view contents) {
+  // mkstemp picks a name no other writer uses, so concurrent runs writing the same target
+  // never clobber each other's temporary file; the last rename wins, whole.
+  std::string temp_template = path + ".tmp.XXXXXX";
+  std::vector<char> temp_name(temp_template.begin(), temp_template.end());
+  temp_name.push_back('\0');
+  int fd = ::mkstemp(temp_name.data());
+  if (fd < 0) ThrowSystemError("cannot write", path, errno);
+  const std::string temp_path(temp_name.data());
+
+  // Undoes the temporary file and reports `err`; the target is untouched at this point.
+  auto fail = [&](const char* what, int err, bool close_fd) {
+    if (close_fd) ::close(fd);
+    ::unlink(temp_path.c_str());
+    ThrowSystemError(what, path, err);
+  };
+
+  // mkstemp creates the file 0600; reports are meant to be shared and read by other tools.
+  if (::fchmod(fd, 0644) != 0) fail("cannot write", errno, true);
+  if (int err = WriteAll(fd, contents); err != 0) fail("cannot write", err, true);
+  // Without fsync a crash after the rename could leave an empty file under the final name.
+  if (::fsync(fd) != 0) fail("cannot flush", errno, true);
+  // close can report a deferred write error (e.g. on NFS), so its result matters.
+  if (::close(fd) != 0) fail("cannot write", errno, false);
+  if (::rename(temp_path.c_str(), path.c_str()) != 0) fail("cannot replace", errno, false);
+  SyncParentDirectory(path);
+}
+
+void CreateDirectories(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("cannot create directory " + dir + ": " + ec.message());
+  // create_directories reports success for an existing non-directory on some library
+  // versions; a later write into it would fail with a less helpful message.
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Error("cannot create directory " + dir + ": " + std::strerror(ENOTDIR));
+  }
+}
+
+}  // namespace stratasim

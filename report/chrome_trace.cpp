@@ -1,0 +1,183 @@
+#include "report/chrome_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Times are rounded to whole nanoseconds before converting to microseconds: k / 1000.0 is
+// the double nearest to the decimal, so it prints with at most three decimals, and a task's
+// end (ts + dur) is computed from the same rounded values as the next task's start, so that
+// back-to-back tasks on a stream do not overlap by a rounding error (Perfetto would nest them).
+std::int64_t Nanoseconds(double seconds) { return std::llround(seconds * 1e9); }
+double Microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+const std::string& StreamName(const TaskGraph& g, int stream) {
+  return g.streams().at(static_cast<size_t>(stream));
+}
+
+// Each event is built and serialised on its own rather than as one big document: a trace of a
+// large plan has millions of tasks, and a JSON tree of them would take gigabytes.
+void AppendEvent(std::string* out, const Json& event) {
+  if (out->back() != '[') *out += ",\n";
+  // Task names come from models and users; bad UTF-8 is replaced rather than failing.
+  *out += event.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json Metadata(const char* name, int pid, int tid, Json args) {
+  Json e;
+  e["name"] = name;
+  e["ph"] = "M";
+  e["pid"] = pid;
+  e["tid"] = tid;
+  e["args"] = std::move(args);
+  return e;
+}
+
+Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
+  Json args;
+  args["iteration"] = task.iteration;
+  args["phase"] = ToString(task.phase);
+  if (!task.category.empty()) args["category"] = task.category;
+  if (task.kind == TaskKind::kCompute) args["op"] = ToString(task.op);
+  if (task.flops != 0) args["flops"] = task.flops;
+  double bytes = task.bytes;
+  if (task.kind == TaskKind::kCollective) {
+    const Collective& c = g.collectives().at(static_cast<size_t>(task.collective));
+    // A member task carries no size of its own; the collective's buffer is what it moves.
+    if (bytes == 0) bytes = c.bytes;
+    args["collective"] = ToString(c.kind);
+    args["group_size"] = c.ranks.size();
+    args["algorithm"] = c.algorithm;
+  }
+  if (bytes != 0) args["bytes"] = bytes;
+  if (task.kind == TaskKind::kSend || task.kind == TaskKind::kRecv) args["peer"] = task.peer;
+  if (task.kind == TaskKind::kCopy) args["direction"] = ToString(task.copy);
+  bool communicates = task.kind == TaskKind::kCollective || task.kind == TaskKind::kSend ||
+                      task.kind == TaskKind::kRecv;
+  std::int64_t wait_ns = Nanoseconds(rec.transfer_start_s) - Nanoseconds(rec.start_s);
+  if (communicates && wait_ns > 0) args["wait_us"] = Microseconds(wait_ns);
+  return args;
+}
+
+Json CompleteEvent(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
+  std::int64_t start_ns = Nanoseconds(rec.start_s);
+  std::int64_t end_ns = std::max(start_ns, Nanoseconds(rec.end_s));
+  Json e;
+  e["name"] = task.name;
+  e["cat"] = ToString(task.kind);
+  e["ph"] = "X";
+  e["pid"] = rec.rank;
+  e["tid"] = rec.stream;
+  e["ts"] = Microseconds(start_ns);
+  e["dur"] = Microseconds(end_ns - start_ns);
+  e["args"] = TaskArgs(g, task, rec);
+  return e;
+}
+
+Json CounterEvent(int rank, const TraceRecord& rec, double allocated_bytes) {
+  Json e;
+  e["name"] = "memory";
+  e["ph"] = "C";
+  e["pid"] = rank;
+  e["ts"] = Microseconds(Nanoseconds(rec.start_s));
+  Json args;
+  args["allocated_GiB"] = allocated_bytes / kGiB;
+  e["args"] = std::move(args);
+  return e;
+}
+
+void CheckRecord(const TaskGraph& g, const TraceRecord& rec) {
+  if (rec.task < 0 || static_cast<size_t>(rec.task) >= g.tasks().size()) {
+    throw Error("trace record for task " + std::to_string(rec.task) + ": the graph has " +
+                std::to_string(g.tasks().size()) + " tasks");
+  }
+  if (rec.rank < 0 || rec.rank >= g.num_ranks()) {
+    throw Error("trace record for task " + std::to_string(rec.task) + ": rank " +
+                std::to_string(rec.rank) + " is not in the graph's " +
+                std::to_string(g.num_ranks()) + " ranks");
+  }
+  if (rec.stream < 0 || static_cast<size_t>(rec.stream) >= g.streams().size()) {
+    throw Error("trace record for task " + std::to_string(rec.task) + ": stream " +
+                std::to_string(rec.stream) + " is not one of the graph's streams");
+  }
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t) {
+  // Sorting pointers to records keeps the trace itself untouched and the order independent
+  // of the order in which an executor happened to record tasks.
+  std::vector<const TraceRecord*> records;
+  records.reserve(t.records.size());
+  for (const TraceRecord& rec : t.records) {
+    CheckRecord(g, rec);
+    records.push_back(&rec);
+  }
+  // Memory events sort after every task of their rank (they are emitted as counters there).
+  auto key = [&g](const TraceRecord* r) {
+    bool memory = g.task(r->task).kind == TaskKind::kMemory;
+    return std::make_tuple(r->rank, memory, memory ? 0 : r->stream, r->start_s, r->task);
+  };
+  std::sort(records.begin(), records.end(),
+            [&key](const TraceRecord* a, const TraceRecord* b) { return key(a) < key(b); });
+
+  // Streams that ran a task on each rank: only those get a thread, so that a rank does not
+  // show empty rows for streams other ranks use.
+  std::set<std::pair<int, int>> rank_streams;
+  for (const TraceRecord* r : records) {
+    if (g.task(r->task).kind != TaskKind::kMemory) rank_streams.insert({r->rank, r->stream});
+  }
+
+  std::string out = "{\"traceEvents\":[";
+  for (int rank = 0; rank < g.num_ranks(); ++rank) {
+    AppendEvent(&out,
+                Metadata("process_name", rank, 0, Json{{"name", "GPU " + std::to_string(rank)}}));
+    // Without a sort index viewers order processes by name, which puts "GPU 10" before "GPU 2".
+    AppendEvent(&out, Metadata("process_sort_index", rank, 0, Json{{"sort_index", rank}}));
+    for (auto it = rank_streams.lower_bound({rank, 0});
+         it != rank_streams.end() && it->first == rank; ++it) {
+      AppendEvent(&out, Metadata("thread_name", rank, it->second,
+                                 Json{{"name", StreamName(g, it->second)}}));
+      AppendEvent(
+          &out, Metadata("thread_sort_index", rank, it->second, Json{{"sort_index", it->second}}));
+    }
+  }
+
+  double allocated_bytes = 0;
+  int counter_rank = -1;
+  for (const TraceRecord* r : records) {
+    const Task& task = g.task(r->task);
+    if (task.kind != TaskKind::kMemory) {
+      AppendEvent(&out, CompleteEvent(g, task, *r));
+      continue;
+    }
+    // Allocations are per rank: the running total restarts on each rank's first event.
+    if (r->rank != counter_rank) {
+      counter_rank = r->rank;
+      allocated_bytes = 0;
+    }
+    allocated_bytes += task.memory_delta_bytes;
+    AppendEvent(&out, CounterEvent(r->rank, *r, allocated_bytes));
+  }
+
+  Json other;
+  other["executor"] = t.executor;
+  other["makespan_s"] = t.makespan_s;
+  out += "],\n\"displayTimeUnit\":\"ms\",\"otherData\":" + other.dump() + "}\n";
+  return out;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,37 @@
+// What a run of one scenario produced, strategy by strategy: the input of every report.
+#ifndef STRATASIM_REPORT_RESULTS_H_
+#define STRATASIM_REPORT_RESULTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+
+namespace stratasim {
+
+struct StrategyResult {
+  std::string name;
+  std::string kind;
+  int num_gpus = 0;
+  // False when the strategy could not be planned or simulated; `error` says why and the
+  // metrics are not meaningful.
+  bool ok = true;
+  std::string error;
+  Metrics metrics;
+  std::vector<std::string> notes;  // plan facts worth showing (micro-batches, buckets...)
+};
+
+struct RunResults {
+  std::string scenario_name;
+  std::string scenario_file;
+  std::uint64_t seed = 0;
+  std::string tool_version;
+  std::string gpu_summary;  // e.g. "2 x 8 A100-SXM4-80GB"
+  std::string model_summary;
+  std::vector<StrategyResult> strategies;
+};
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_REPORT_RESULTS_H_

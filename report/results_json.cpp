@@ -1,0 +1,114 @@
+#include "report/results_json.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace stratasim {
+namespace {
+
+// ordered_json keeps keys in insertion order: the order below is the documented one, and
+// readers diffing two results files see fields in the same place.
+using Json = nlohmann::ordered_json;
+
+constexpr int kFormatVersion = 1;
+
+double MaxPeakMemoryBytes(const Metrics& m) {
+  double peak = 0;
+  for (double b : m.peak_memory_bytes) peak = std::max(peak, b);
+  return peak;
+}
+
+Json StrategyToJson(const StrategyResult& s) {
+  Json j;
+  j["name"] = s.name;
+  j["kind"] = s.kind;
+  j["ok"] = s.ok;
+  if (!s.ok) j["error"] = s.error;
+  j["num_gpus"] = s.num_gpus;
+  const Metrics& m = s.metrics;
+  // A failed strategy's figures are whatever was left in Metrics; null keeps them out of
+  // averages and plots in the tools that read this file.
+  auto figure = [&](double v) { return s.ok ? Json(v) : Json(nullptr); };
+  j["iteration_time_s"] = figure(m.iteration_time_s);
+  j["samples_per_s"] = figure(m.samples_per_s);
+  j["tokens_per_s"] = figure(m.tokens_per_s);
+  j["model_flops_per_iteration"] = figure(m.model_flops_per_iteration);
+  j["tflops_per_gpu"] = figure(m.tflops_per_gpu);
+  j["mfu"] = figure(m.mfu);
+  j["exposed_comm_fraction"] = figure(m.exposed_comm_fraction);
+  j["peak_memory_bytes"] = s.ok ? Json(m.peak_memory_bytes) : Json::array();
+  j["max_peak_memory_bytes"] = figure(MaxPeakMemoryBytes(m));
+  j["oom_ranks"] = s.ok ? Json(m.oom_ranks) : Json::array();
+  j["notes"] = s.notes;
+  return j;
+}
+
+// RFC 4180: a field holding a separator, a quote or a line break is quoted, and quotes inside
+// it are doubled. Other fields are written bare, which every CSV reader accepts.
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// %.9g is enough to tell apart any two figures that matter (ns in a 1 s iteration) while
+// staying readable in a spreadsheet; results.json has the full precision.
+std::string CsvNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+// Byte counts are whole numbers of up to 13 digits (TiB of host memory), which %.9g would
+// print in exponent form with the last bytes lost; they are written as integers.
+std::string CsvBytes(double v) {
+  char buf[352];  // %.0f of the largest double has 309 digits
+  std::snprintf(buf, sizeof(buf), "%.0f", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string ResultsToJson(const RunResults& r) {
+  Json j;
+  j["format"] = "stratasim-results";
+  j["version"] = kFormatVersion;
+  j["tool_version"] = r.tool_version;
+  Json scenario;
+  scenario["name"] = r.scenario_name;
+  scenario["file"] = r.scenario_file;
+  scenario["seed"] = r.seed;
+  scenario["gpus"] = r.gpu_summary;
+  scenario["model"] = r.model_summary;
+  j["scenario"] = std::move(scenario);
+  Json strategies = Json::array();
+  for (const StrategyResult& s : r.strategies) strategies.push_back(StrategyToJson(s));
+  j["strategies"] = std::move(strategies);
+  // Invalid UTF-8 in a name or an error message (e.g. copied from a system message) must not
+  // make the whole report fail; it is replaced with U+FFFD.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string ResultsToCsv(const RunResults& r) {
+  std::string out =
+      "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,mfu,"
+      "exposed_comm_fraction,max_peak_memory_bytes,error\n";
+  for (const StrategyResult& s : r.strategies) {
+    const Metrics& m = s.metrics;
+    auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
+    std::string max_peak = s.ok ? CsvBytes(MaxPeakMemoryBytes(m)) : std::string();
+    out += CsvField(s.name) + "," + CsvField(s.kind) + "," + (s.ok ? "true" : "false") + "," +
+           std::to_string(s.num_gpus) + "," + figure(m.iteration_time_s) + "," +
+           figure(m.samples_per_s) + "," + figure(m.tokens_per_s) + "," + figure(m.tflops_per_gpu) +
+           "," + figure(m.mfu) + "," + figure(m.exposed_comm_fraction) + "," + max_peak + "," +
+           (s.ok ? std::string() : CsvField(s.error)) + "\n";
+  }
+  return out;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,176 @@
+#include "report/table.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+namespace stratasim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr const char* kColumnGap = "  ";
+
+enum class Align { kLeft, kRight };
+
+struct Column {
+  const char* header;
+  Align align;
+};
+
+// The figures columns follow `strategy` and `kind`; a failed row replaces all of them with
+// its error, so that the reader sees why instead of zeros that look like results.
+constexpr Column kColumns[] = {
+    {"strategy", Align::kLeft},
+    {"kind", Align::kLeft},
+    {"iter (ms)", Align::kRight},
+    {"samples/s", Align::kRight},
+    {"tokens/s", Align::kRight},
+    {"TFLOP/s/GPU", Align::kRight},
+    {"MFU %", Align::kRight},
+    {"exposed comm %", Align::kRight},
+    {"peak mem/GPU (GiB)", Align::kRight},
+    {"vs best", Align::kRight},
+};
+constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
+
+// snprintf into a std::string: fixed precision keeps the output identical across runs and
+// platforms, which iostream formatting (locale, stream state) does not guarantee as simply.
+__attribute__((format(printf, 1, 2))) std::string Format(const char* fmt, ...) {
+  char buf[64];
+  va_list args;
+  va_start(args, fmt);
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  if (n < 0) return "?";
+  if (static_cast<size_t>(n) < sizeof(buf)) return std::string(buf, n);
+  // Only absurd magnitudes get here (a double printed with %.0f can take 300+ digits).
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  va_start(args, fmt);
+  std::vsnprintf(out.data(), out.size(), fmt, args);
+  va_end(args);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+double MaxPeakMemoryBytes(const Metrics& m) {
+  double peak = 0;
+  for (double b : m.peak_memory_bytes) peak = std::max(peak, b);
+  return peak;
+}
+
+// The iteration time every row is compared with; 0 when no strategy has one.
+double BestIterationTime(const std::vector<StrategyResult>& strategies) {
+  double best_fitting = std::numeric_limits<double>::infinity();
+  double best_any = std::numeric_limits<double>::infinity();
+  for (const StrategyResult& s : strategies) {
+    double t = s.metrics.iteration_time_s;
+    if (!s.ok || !(t > 0)) continue;
+    best_any = std::min(best_any, t);
+    if (s.metrics.oom_ranks.empty()) best_fitting = std::min(best_fitting, t);
+  }
+  if (best_fitting < std::numeric_limits<double>::infinity()) return best_fitting;
+  if (best_any < std::numeric_limits<double>::infinity()) return best_any;
+  return 0;
+}
+
+// A figure that was not measured (a CNN has no tokens, a trace without memory events has no
+// peak) reads "-" rather than a misleading 0.
+std::string FigureOrDash(double value, const char* fmt) {
+  if (!(value > 0)) return "-";
+  return Format(fmt, value);
+}
+
+std::vector<std::string> FormatRow(const StrategyResult& s, double best_time_s) {
+  std::vector<std::string> row = {s.name, s.kind};
+  if (!s.ok) {
+    row.push_back("FAILED: " + s.error);
+    return row;
+  }
+  const Metrics& m = s.metrics;
+  row.push_back(FigureOrDash(m.iteration_time_s * 1e3, "%.2f"));
+  row.push_back(FigureOrDash(m.samples_per_s, "%.1f"));
+  row.push_back(FigureOrDash(m.tokens_per_s, "%.0f"));
+  row.push_back(FigureOrDash(m.tflops_per_gpu, "%.1f"));
+  row.push_back(FigureOrDash(m.mfu * 100, "%.1f"));
+  // Zero exposed communication is a real result (all of it overlapped), not a missing one.
+  row.push_back(Format("%.1f", m.exposed_comm_fraction * 100));
+  std::string memory =
+      m.peak_memory_bytes.empty() ? "-" : Format("%.2f", MaxPeakMemoryBytes(m) / kGiB);
+  if (!m.oom_ranks.empty()) memory += " OOM";
+  row.push_back(memory);
+  if (best_time_s > 0 && m.iteration_time_s > 0) {
+    row.push_back(Format("%.2fx", m.iteration_time_s / best_time_s));
+  } else {
+    row.push_back("-");
+  }
+  return row;
+}
+
+void AppendCell(std::string* line, const std::string& cell, size_t width, Align align) {
+  size_t pad = width > cell.size() ? width - cell.size() : 0;
+  if (align == Align::kRight) line->append(pad, ' ');
+  line->append(cell);
+  if (align == Align::kLeft) line->append(pad, ' ');
+}
+
+std::string FormatLine(const std::vector<std::string>& cells, const std::vector<size_t>& widths) {
+  std::string line;
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c > 0) line += kColumnGap;
+    // A failed row's error spans the figure columns, so it is written as is, unpadded.
+    bool spanning = cells.size() < kNumColumns && c == cells.size() - 1;
+    if (spanning) {
+      line += cells[c];
+    } else {
+      AppendCell(&line, cells[c], widths[c], kColumns[c].align);
+    }
+  }
+  // The padding of a left-aligned last cell would otherwise trail the line.
+  line.erase(line.find_last_not_of(' ') + 1);
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string FormatComparisonTable(const RunResults& r) {
+  std::string out = "scenario: " + r.scenario_name + " | GPUs: " + r.gpu_summary +
+                    " | model: " + r.model_summary + "\n\n";
+  if (r.strategies.empty()) return out + "(no strategies)\n";
+
+  double best_time_s = BestIterationTime(r.strategies);
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(r.strategies.size());
+  for (const StrategyResult& s : r.strategies) rows.push_back(FormatRow(s, best_time_s));
+
+  std::vector<std::string> header;
+  std::vector<size_t> widths;
+  for (const Column& c : kColumns) {
+    header.emplace_back(c.header);
+    widths.push_back(header.back().size());
+  }
+  for (const std::vector<std::string>& row : rows) {
+    // A failed row's error cell does not widen the column it starts in.
+    size_t sized = row.size() < kNumColumns ? row.size() - 1 : row.size();
+    for (size_t c = 0; c < sized; ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::vector<std::string> rule;
+  for (size_t w : widths) rule.emplace_back(w, '-');
+
+  out += FormatLine(header, widths);
+  out += FormatLine(rule, widths);
+  for (const std::vector<std::string>& row : rows) out += FormatLine(row, widths);
+
+  bool any_notes = false;
+  for (const StrategyResult& s : r.strategies) {
+    for (const std::string& note : s.notes) {
+      if (!any_notes) out += "\n";
+      any_notes = true;
+      out += "  " + s.name + ": " + note + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,358 @@
+#include "sim/executor.h"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+#include "sim/collective_lowering.h"
+#include "sim/compute_model.h"
+#include "sim/platform.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace stratasim::sim {
+namespace {
+
+// Run-time state of one collective, created when its first member joins.
+struct CollectiveState {
+  FlowProgram program;
+  std::vector<int> deps_left;                 // per flow
+  std::vector<std::vector<int>> successors;   // per flow
+  std::vector<std::vector<int>> member_flows;  // flows touching each member
+  std::vector<int> flows_left;                // per member
+  std::vector<char> joined;                   // per member
+  std::vector<char> started;                  // per flow
+  std::vector<char> moving;                   // per member: has a flow of it started?
+  int members_done = 0;
+};
+
+// A point-to-point transfer waits for both its Send and its Recv to be ready (rendezvous).
+struct TransferState {
+  TaskId send = -1;
+  TaskId recv = -1;
+  bool send_ready = false;
+  bool recv_ready = false;
+};
+
+// What a running SimGrid activity stands for.
+struct Running {
+  sg4::ActivityPtr activity;
+  enum class What { kTask, kFlow, kTransfer } what = What::kTask;
+  int a = 0;  // task id, or collective index
+  int b = 0;  // flow index
+};
+
+class Executor {
+ public:
+  Executor(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec,
+           const Platform& platform)
+      : g_(g), cluster_(cluster), spec_(spec), platform_(platform) {
+    const size_t n = g.tasks().size();
+    pending_.assign(n, 0);
+    successors_.resize(n);
+    records_.resize(n);
+    done_.assign(n, 0);
+    // Stream order: each task waits for the previous task of its (rank, stream).
+    std::vector<std::vector<TaskId>> last(g.num_ranks(),
+                                          std::vector<TaskId>(g.streams().size(), -1));
+    for (const Task& t : g.tasks()) {
+      for (TaskId d : t.deps) AddEdge(d, t.id);
+      TaskId& prev = last[t.rank][t.stream];
+      if (prev >= 0) AddEdge(prev, t.id);
+      prev = t.id;
+      records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
+    }
+    collectives_.resize(g.collectives().size());
+    for (const Task& t : g.tasks()) {
+      if (t.kind == TaskKind::kSend) transfers_[t.tag].send = t.id;
+      if (t.kind == TaskKind::kRecv) transfers_[t.tag].recv = t.id;
+    }
+  }
+
+  ExecutionTrace Run() {
+    for (const Task& t : g_.tasks()) {
+      if (pending_[t.id] == 0) ready_.push_back(t.id);
+    }
+    Drain();
+    sg4::Engine::get_instance()->run();
+    graveyard_.clear();
+    CheckAllRan();
+    ExecutionTrace trace;
+    trace.executor = "simgrid";
+    trace.num_ranks = g_.num_ranks();
+    trace.streams = g_.streams();
+    trace.records = std::move(records_);
+    for (const TraceRecord& r : trace.records) trace.makespan_s = std::max(trace.makespan_s, r.end_s);
+    return trace;
+  }
+
+  void OnCompletion(const sg4::Activity& activity) {
+    graveyard_.clear();  // activities of earlier callbacks; never free one inside its own
+    auto it = running_.find(&activity);
+    if (it == running_.end()) return;
+    Running r = std::move(it->second);
+    running_.erase(it);
+    switch (r.what) {
+      case Running::What::kTask:
+        done_queue_.push_back(r.a);
+        break;
+      case Running::What::kTransfer: {
+        const TransferState& s = transfers_.at(g_.task(r.a).tag);
+        done_queue_.push_back(s.send);
+        done_queue_.push_back(s.recv);
+        break;
+      }
+      case Running::What::kFlow:
+        FlowDone(r.a, r.b);
+        break;
+    }
+    graveyard_.push_back(std::move(r.activity));
+    Drain();
+  }
+
+ private:
+  void AddEdge(TaskId from, TaskId to) {
+    successors_[from].push_back(to);
+    ++pending_[to];
+  }
+
+  double Now() const { return sg4::Engine::get_clock(); }
+
+  // Starts ready tasks and finishes completed ones until nothing more happens at this instant.
+  void Drain() {
+    while (!ready_.empty() || !done_queue_.empty()) {
+      if (!done_queue_.empty()) {
+        TaskId t = done_queue_.front();
+        done_queue_.pop_front();
+        Finish(t);
+      } else {
+        TaskId t = ready_.front();
+        ready_.pop_front();
+        Start(t);
+      }
+    }
+  }
+
+  void Start(TaskId id) {
+    const Task& t = g_.task(id);
+    TraceRecord& rec = records_[id];
+    rec.start_s = rec.transfer_start_s = Now();
+    switch (t.kind) {
+      case TaskKind::kMemory:
+        done_queue_.push_back(id);
+        break;
+      case TaskKind::kCompute: {
+        const double seconds = ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_);
+        if (seconds <= 0) {
+          done_queue_.push_back(id);
+          break;
+        }
+        sg4::ExecPtr e = sg4::Exec::init();
+        e->set_flops_amount(seconds * platform_.gpu_speed[t.rank]);
+        e->set_host(platform_.gpus[t.rank]);
+        Launch(e, Running::What::kTask, id, 0);
+        break;
+      }
+      case TaskKind::kCopy: {
+        sg4::Host* cpu = platform_.host_cpus[t.rank];
+        sg4::Host* gpu = platform_.gpus[t.rank];
+        const bool h2d = t.copy == CopyDirection::kHostToDevice;
+        Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), Running::What::kTask, id, 0);
+        break;
+      }
+      case TaskKind::kSend:
+      case TaskKind::kRecv: {
+        TransferState& s = transfers_.at(t.tag);
+        (t.kind == TaskKind::kSend ? s.send_ready : s.recv_ready) = true;
+        if (s.send_ready && s.recv_ready) {
+          const Task& send = g_.task(s.send);
+          records_[s.send].transfer_start_s = records_[s.recv].transfer_start_s = Now();
+          Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
+                 Running::What::kTransfer, s.send, 0);
+        }
+        break;
+      }
+      case TaskKind::kCollective:
+        Join(t);
+        break;
+    }
+  }
+
+  void Finish(TaskId id) {
+    records_[id].end_s = Now();
+    done_[id] = 1;
+    ++finished_;
+    for (TaskId s : successors_[id]) {
+      if (--pending_[s] == 0) ready_.push_back(s);
+    }
+  }
+
+  static sg4::CommPtr Transfer(sg4::Host* src, sg4::Host* dst, double bytes) {
+    sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
+    c->set_payload_size(bytes);
+    return c;
+  }
+
+  void Launch(const sg4::ActivityPtr& a, Running::What what, int x, int y) {
+    a->start();
+    running_[a.get()] = Running{a, what, x, y};
+  }
+
+  // --- collectives ---
+
+  void Join(const Task& t) {
+    const Collective& c = g_.collectives()[t.collective];
+    CollectiveState& s = collectives_[t.collective];
+    if (s.joined.empty()) Lower(t.collective);
+    const int member =
+        static_cast<int>(std::find(c.members.begin(), c.members.end(), t.id) - c.members.begin());
+    s.joined[member] = 1;
+    if (s.flows_left[member] == 0) MemberDone(t.collective, member);
+    for (int f : s.member_flows[member]) TryStartFlow(t.collective, f);
+    ReleaseIfDone(t.collective);
+  }
+
+  void Lower(int ci) {
+    const Collective& c = g_.collectives()[ci];
+    CollectiveState& s = collectives_[ci];
+    s.program = LowerCollective(c);
+    const int n = static_cast<int>(c.ranks.size());
+    const size_t nf = s.program.flows.size();
+    s.deps_left.assign(nf, 0);
+    s.successors.assign(nf, {});
+    s.member_flows.assign(n, {});
+    s.flows_left.assign(n, 0);
+    s.joined.assign(n, 0);
+    s.started.assign(nf, 0);
+    s.moving.assign(n, 0);
+    for (size_t f = 0; f < nf; ++f) {
+      const Flow& flow = s.program.flows[f];
+      s.deps_left[f] = static_cast<int>(flow.deps.size());
+      for (int d : flow.deps) s.successors[d].push_back(static_cast<int>(f));
+      s.member_flows[flow.src].push_back(static_cast<int>(f));
+      s.member_flows[flow.dst].push_back(static_cast<int>(f));
+      ++s.flows_left[flow.src];
+      ++s.flows_left[flow.dst];
+    }
+  }
+
+  void TryStartFlow(int ci, int f) {
+    CollectiveState& s = collectives_[ci];
+    const Flow& flow = s.program.flows[f];
+    if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
+    s.started[f] = 1;
+    const Collective& c = g_.collectives()[ci];
+    for (int m : {flow.src, flow.dst}) {
+      if (!s.moving[m]) records_[c.members[m]].transfer_start_s = Now();
+      s.moving[m] = 1;
+    }
+    Launch(Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]],
+                    flow.bytes),
+           Running::What::kFlow, ci, f);
+  }
+
+  void FlowDone(int ci, int f) {
+    CollectiveState& s = collectives_[ci];
+    const Flow& flow = s.program.flows[f];
+    for (int next : s.successors[f]) {
+      --s.deps_left[next];
+      TryStartFlow(ci, next);
+    }
+    for (int m : {flow.src, flow.dst}) {
+      if (--s.flows_left[m] == 0 && s.joined[m]) MemberDone(ci, m);
+    }
+    ReleaseIfDone(ci);
+  }
+
+  void MemberDone(int ci, int member) {
+    ++collectives_[ci].members_done;
+    done_queue_.push_back(g_.collectives()[ci].members[member]);
+  }
+
+  // Frees a finished collective's flow program (large collectives have many flows).
+  void ReleaseIfDone(int ci) {
+    CollectiveState& s = collectives_[ci];
+    if (s.members_done == static_cast<int>(s.joined.size())) s = CollectiveState{};
+  }
+
+  void CheckAllRan() const {
+    if (finished_ == g_.tasks().size()) return;
+    std::string example;
+    size_t missing = 0;
+    for (const Task& t : g_.tasks()) {
+      if (done_[t.id]) continue;
+      if (++missing <= 3) {
+        example += (example.empty() ? "" : "; ") + std::string("task ") + std::to_string(t.id) +
+                   " '" + t.name + "' (" + std::string(ToString(t.kind)) + ") on rank " +
+                   std::to_string(t.rank) +
+                   (records_[t.id].start_s < 0 ? ", never ready" : ", started, never finished");
+      }
+    }
+    throw Error(std::to_string(missing) + " of " + std::to_string(g_.tasks().size()) +
+                " tasks never ran (a dependency cycle or an unmatched transfer/collective): " +
+                example);
+  }
+
+  const TaskGraph& g_;
+  const ClusterSpec& cluster_;
+  const SimulationSpec& spec_;
+  const Platform& platform_;
+  std::vector<int> pending_;
+  std::vector<std::vector<TaskId>> successors_;
+  std::vector<TraceRecord> records_;
+  std::vector<char> done_;
+  size_t finished_ = 0;
+  std::deque<TaskId> ready_, done_queue_;
+  std::vector<CollectiveState> collectives_;
+  std::unordered_map<int, TransferState> transfers_;
+  std::unordered_map<const sg4::Activity*, Running> running_;
+  std::vector<sg4::ActivityPtr> graveyard_;
+};
+
+Executor* g_current = nullptr;  // SimGrid's completion signal is global; one run per process
+
+void ConfigureEngine() {
+  // CM02 is plain latency + size/bandwidth with max-min sharing; the default LV08 multiplies
+  // latency by 13.01 and bandwidth by 0.97 (fitted to TCP over Ethernet), wrong for NVLink
+  // and InfiniBand. Cross-traffic would take 5% of each link for ACKs; the TCP window bound
+  // gamma/(2*latency) would cap fast low-latency links. See shared/notes/simgrid-3.32.md.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e18");
+}
+
+}  // namespace
+
+ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
+                                 const SimulationSpec& spec) {
+  static bool used = false;
+  if (used) throw Error("SimulateInProcess: SimGrid allows one simulation per process");
+  used = true;
+  g.Validate();
+  if (g.num_ranks() > cluster.NumGpus()) {
+    throw Error("the plan needs " + std::to_string(g.num_ranks()) + " GPUs, the cluster has " +
+                std::to_string(cluster.NumGpus()));
+  }
+  xbt_log_control_set("root.thres:critical");
+  int argc = 1;
+  char arg0[] = "stratasim";
+  char* argv[] = {arg0, nullptr};
+  sg4::Engine engine(&argc, argv);
+  ConfigureEngine();
+  Platform platform = BuildPlatform(cluster);
+  Executor executor(g, cluster, spec, platform);
+  g_current = &executor;
+  sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
+    if (g_current) g_current->OnCompletion(a);
+  });
+  ExecutionTrace trace = executor.Run();
+  g_current = nullptr;
+  return trace;
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,31 @@
+// The SimGrid executor: runs a TaskGraph on the platform of a cluster and records when every
+// task ran.
+//
+// Compute tasks become Execs on their GPU's host (duration from sim/compute_model.h), transfers
+// and host<->device copies become Comms along the platform's routes, and each collective is
+// lowered into flows (sim/collective_lowering.h) that start as their dependencies complete.
+// Activities are created only when they become ready, from SimGrid's completion signal, with
+// no actors: this avoids SimGrid 3.32's quadratic cost of a DAG created up front
+// (shared/notes/simgrid-3.32.md).
+#ifndef STRATASIM_SIM_EXECUTOR_H_
+#define STRATASIM_SIM_EXECUTOR_H_
+
+#include "core/cluster.h"
+#include "core/scenario.h"
+#include "core/task_graph.h"
+#include "core/trace.h"
+
+namespace stratasim::sim {
+
+// Runs the simulation in a child process, since SimGrid allows one Engine per process; callable
+// any number of times. Throws stratasim::Error with the child's message when it fails.
+ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
+                        const SimulationSpec& spec);
+
+// Runs the simulation in this process: at most once per process.
+ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
+                                 const SimulationSpec& spec);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_EXECUTOR_H_

@@ -1,0 +1,102 @@
+#include "sim/executor.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/hardware.h"
+
+namespace stratasim::sim {
+namespace {
+
+ClusterSpec OneServer(int gpus) {
+  ClusterSpec c;
+  ServerGroup g;
+  g.name = "s";
+  g.gpu = "A100-SXM4-80GB";
+  g.gpus_per_server = gpus;
+  g.nvswitch = NvSwitchSpec{LinkSpec{100e9, 1e-6}};
+  c.groups.push_back(g);
+  c.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
+  return c;
+}
+
+Task Kernel(int rank, int stream, double flops) {
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.rank = rank;
+  t.stream = stream;
+  t.dtype = DType::kBF16;
+  t.flops = flops;
+  t.name = "k";
+  return t;
+}
+
+SimulationSpec NoLaunch() {
+  SimulationSpec s;
+  s.compute_efficiency = 1;
+  s.kernel_launch_s = 0;
+  return s;
+}
+
+TEST(Executor, StreamOrderAndDependencies) {
+  TaskGraph g(2);
+  const int a = g.Stream("a"), b = g.Stream("b");
+  const double second = 312e12;  // one second on an A100 at peak
+  const TaskId t0 = g.Add(Kernel(0, a, second));
+  const TaskId t1 = g.Add(Kernel(0, a, second));  // after t0: same stream
+  Task dep = Kernel(1, b, second);
+  dep.deps = {t1};  // another rank, waits for t1
+  const TaskId t2 = g.Add(dep);
+  const ExecutionTrace tr = Simulate(g, OneServer(2), NoLaunch());
+  EXPECT_NEAR(tr.records[t0].end_s, 1, 1e-9);
+  EXPECT_NEAR(tr.records[t1].start_s, 1, 1e-9);
+  EXPECT_NEAR(tr.records[t2].start_s, 2, 1e-9);
+  EXPECT_NEAR(tr.makespan_s, 3, 1e-9);
+  EXPECT_EQ(tr.executor, "simgrid");
+}
+
+TEST(Executor, SendWaitsForItsReceive) {
+  TaskGraph g(2);
+  const int s = g.Stream("s");
+  const TaskId busy = g.Add(Kernel(1, s, 312e12));  // rank 1 busy for 1 s
+  Task send, recv;
+  send.stream = recv.stream = s;
+  const auto [snd, rcv] = g.AddTransfer(0, 1, 1e9, send, recv);
+  const ExecutionTrace tr = Simulate(g, OneServer(2), NoLaunch());
+  EXPECT_NEAR(tr.records[snd].start_s, 0, 1e-12);
+  EXPECT_NEAR(tr.records[snd].transfer_start_s, tr.records[busy].end_s, 1e-9);
+  EXPECT_NEAR(tr.records[rcv].end_s, 1 + 2e-6 + 1e9 / 100e9, 1e-6);
+}
+
+TEST(Executor, MemoryEventsTakeNoTime) {
+  TaskGraph g(1);
+  Task m;
+  m.kind = TaskKind::kMemory;
+  m.stream = g.Stream("s");
+  m.memory_delta_bytes = 1e9;
+  const TaskId id = g.Add(m);
+  const ExecutionTrace tr = Simulate(g, OneServer(1), NoLaunch());
+  EXPECT_EQ(tr.records[id].start_s, 0);
+  EXPECT_EQ(tr.records[id].end_s, 0);
+}
+
+TEST(Executor, PlanLargerThanClusterIsAnError) {
+  TaskGraph g(4);
+  g.Add(Kernel(3, g.Stream("s"), 1));
+  try {
+    Simulate(g, OneServer(2), NoLaunch());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "the plan needs 4 GPUs, the cluster has 2");
+  }
+}
+
+TEST(Executor, SecondInProcessRunIsRefused) {
+  TaskGraph g(1);
+  g.Add(Kernel(0, g.Stream("s"), 1));
+  SimulateInProcess(g, OneServer(1), NoLaunch());
+  EXPECT_THROW(SimulateInProcess(g, OneServer(1), NoLaunch()), Error);
+}
+
+}  // namespace
+}  // namespace stratasim::sim

@@ -1,0 +1,53 @@
+// Builds the SimGrid platform of a cluster in C++ (no XML).
+//
+//                               root zone (full routing)
+//        ┌──────────────────────────┼──────────────────────────┐
+//   single switch:  gw_i ─[switch]─ gw_j            leaf-spine: gw_i ─[leaf]─[uplink ↑]─[spine]─
+//                                                               [uplink ↓]─[leaf]─ gw_j
+//        │                                                     (same leaf: gw_i ─[leaf]─ gw_j)
+//   server zone s<i> (full routing, gateway router s<i>gw):
+//
+//     g0 ══nvs══╗                      NVSwitch: every GPU has its own port (up and down links)
+//     g1 ══nvs══╬═ NVSwitch (non-blocking, no link of its own)
+//     ...       ║                      NVLink: a direct link per connected pair and direction
+//     g0 ──pcie── PCIe sw0 ──uplink── CPU socket0 ══socket link══ CPU socket1 ── PCIe sw1 ...
+//     nic0 under the PCIe switch of the first GPU it serves; GPU ─pcie─ sw ─ nic ══ network
+//
+// Every connection is full duplex: each direction is its own SHARED link, so traffic one way
+// does not slow traffic the other way, and flows in one direction share bandwidth max-min
+// (SimGrid CM02). GPU-to-GPU routes inside a server prefer NVSwitch, then a direct NVLink, then
+// the PCIe tree. A GPU reaches the network through the NIC serving its block of GPUs.
+// Without a PCIe section, a GPU reaches its NIC and its host CPU directly (a dedicated PCIe
+// switch per GPU/NIC pair, as in DGX servers), over a host link of PCIe 4.0 x16 bandwidth.
+// The leaf-spine fabric is modelled with one aggregated uplink per leaf (capacity = the NIC
+// bandwidth of the servers under it / oversubscription), not per-spine ECMP paths.
+#ifndef STRATASIM_SIM_PLATFORM_H_
+#define STRATASIM_SIM_PLATFORM_H_
+
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "core/cluster.h"
+
+namespace stratasim::sim {
+
+struct Platform {
+  std::vector<simgrid::s4u::Host*> gpus;       // by global rank
+  std::vector<simgrid::s4u::Host*> host_cpus;  // by global rank: the CPU socket owning the GPU
+  // Speed given to each GPU host (FLOP/s): its dense FP16 tensor peak, or FP32 if it has no
+  // FP16 units. The executor expresses each task's modelled duration in this unit.
+  std::vector<double> gpu_speed;
+};
+
+// PCIe 4.0 x16 per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b) ≈ 31.5 GB/s; used for
+// host<->device copies on servers described without a PCIe tree.
+inline constexpr double kDefaultHostLinkBps = 31.5e9;
+inline constexpr double kDefaultHostLinkLatencyS = 1e-6;
+
+// Builds the platform into the current Engine (which must exist and not be running). Checks
+// the cluster first and throws stratasim::Error rather than let SimGrid abort on a bad route.
+Platform BuildPlatform(const ClusterSpec& cluster);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_PLATFORM_H_

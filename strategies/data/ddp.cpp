@@ -1,0 +1,141 @@
+#include "strategies/data/ddp.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/units.h"
+#include "models/gpt.h"
+#include "strategies/layer_tasks.h"
+
+namespace stratasim {
+namespace {
+
+struct Bucket {
+  double bytes = 0;
+  int ready_after_layer = -1;  // index into workload.layers whose backward completes it
+};
+
+// Packs gradients into buckets in reverse layer order, as DDP's Reducer does: a bucket closes
+// once it holds at least `cap` bytes (whole layers only).
+std::vector<Bucket> MakeBuckets(const GptWorkload& w, double grad_bytes_per_param, double cap) {
+  std::vector<Bucket> buckets;
+  Bucket open;
+  for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
+    if (w.layers[i].params <= 0) continue;
+    open.bytes += w.layers[i].params * grad_bytes_per_param;
+    open.ready_after_layer = i;
+    if (open.bytes >= cap) {
+      buckets.push_back(open);
+      open = Bucket{};
+    }
+  }
+  if (open.bytes > 0) buckets.push_back(open);
+  return buckets;
+}
+
+std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
+  const bool overlap = opt.Bool("overlap", true);
+  const std::string algorithm = opt.Choice("algorithm", "auto", {"auto", "ring"});
+  opt.Finish();
+
+  const TrainingSpec& tr = s.training;
+  const int gpus = s.cluster.NumGpus();
+  const long per_step = static_cast<long>(tr.micro_batch) * gpus;
+  if (tr.global_batch % per_step != 0) {
+    throw opt.Fail("", "data parallelism over " + std::to_string(gpus) +
+                           " GPUs needs training.global_batch (" +
+                           std::to_string(tr.global_batch) + ") to be a multiple of micro_batch (" +
+                           std::to_string(tr.micro_batch) + ") x " + std::to_string(gpus));
+  }
+  const int micro_batches = static_cast<int>(tr.global_batch / per_step);
+
+  const GptWorkload w = BuildGpt(s.model, tr.micro_batch, tr.precision);
+  const double grad_bytes = BytesPerElement(tr.precision);
+  const std::vector<Bucket> buckets = MakeBuckets(w, grad_bytes, bucket_cap);
+
+  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch),
+            static_cast<double>(s.model.sequence), {}};
+  TaskGraph& g = plan.graph;
+  const int compute = g.Stream("compute");
+  const int comm = g.Stream("comm");
+  std::vector<int> all(gpus);
+  for (int r = 0; r < gpus; ++r) all[r] = r;
+
+  const int iterations = tr.warmup_iterations + tr.measured_iterations;
+  for (int it = 0; it < iterations; ++it) {
+    // grads_ready[r][layer]: the task after which rank r's gradients of `layer` are final.
+    std::vector<std::vector<TaskId>> grads_ready(gpus, std::vector<TaskId>(w.layers.size(), -1));
+    std::vector<TaskId> backward_end(gpus, -1);
+    for (int r = 0; r < gpus; ++r) {
+      TaskPlace at{r, compute, it, ""};
+      if (it == 0) {
+        AddMemory(g, at, "model_states", "model_states", w.params * AdamStateBytesPerParam(tr.precision));
+      }
+      TaskId last = -1;
+      for (int mb = 0; mb < micro_batches; ++mb) {
+        at.prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
+        for (const LayerCost& layer : w.layers) last = AddForward(g, layer, tr.precision, at, last);
+        for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
+          last = AddBackward(g, w.layers[i], tr.precision, at, last);
+          grads_ready[r][i] = last;
+        }
+      }
+      backward_end[r] = last;
+    }
+
+    // One all-reduce per bucket, on the communication stream, in bucket order.
+    std::vector<std::vector<TaskId>> bucket_members;
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      Collective c;
+      c.kind = CollectiveKind::kAllReduce;
+      c.ranks = all;
+      c.bytes = buckets[k].bytes;
+      c.dtype = tr.precision;
+      c.algorithm = algorithm;
+      Task member;
+      member.stream = comm;
+      member.iteration = it;
+      member.phase = Phase::kCommunication;
+      member.category = "dp";
+      member.name = "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k);
+      std::vector<TaskId> ids = g.AddCollective(c, member);
+      for (int r = 0; r < gpus; ++r) {
+        g.AddDep(ids[r], overlap ? grads_ready[r][buckets[k].ready_after_layer] : backward_end[r]);
+      }
+      bucket_members.push_back(std::move(ids));
+    }
+
+    for (int r = 0; r < gpus; ++r) {
+      Task step = AdamStepTask(w.params, tr.precision);
+      step.rank = r;
+      step.stream = compute;
+      step.iteration = it;
+      step.name = "it" + std::to_string(it) + "/adam";
+      for (const auto& members : bucket_members) step.deps.push_back(members[r]);
+      g.Add(std::move(step));
+    }
+  }
+
+  double grad_total = 0;
+  for (const Bucket& b : buckets) grad_total += b.bytes;
+  plan.notes.push_back(std::to_string(micro_batches) + " micro-batch(es) of " +
+                       std::to_string(tr.micro_batch) + " per GPU per iteration");
+  plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +
+                       FormatBytes(bucket_cap) + ", " + FormatBytes(grad_total) +
+                       " all-reduced per iteration, " +
+                       (overlap ? "overlapped with backward" : "after backward"));
+  plan.notes.push_back(Printf("%.3g M parameters", w.params / 1e6));
+  return plan;
+}
+
+}  // namespace stratasim

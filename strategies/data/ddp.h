@@ -1,0 +1,27 @@
+// Data parallelism as PyTorch DistributedDataParallel does it (Li et al. 2020, "PyTorch
+// Distributed: Experiences on Accelerating Data Parallel Training", VLDB).
+//
+// Every GPU holds the whole model and runs global_batch / GPUs samples as micro-batches with
+// gradient accumulation (no communication until the last micro-batch). During the last
+// backward pass, gradients are packed into buckets in reverse layer order; a bucket is
+// all-reduced over all GPUs on a communication stream as soon as the backward pass has
+// produced all its gradients, overlapping with the rest of the backward pass. The optimizer
+// step (Adam) runs after the last bucket.
+//
+// Options:
+//   bucket_size  (bytes, default "25MiB": PyTorch's bucket_cap_mb=25). Smaller buckets start
+//                communicating earlier but pay the per-collective latency more often.
+//   overlap      (default true). false all-reduces every bucket after the backward pass ends.
+//   algorithm    (default "auto"): all-reduce algorithm hint for the executor.
+#ifndef STRATASIM_STRATEGIES_DATA_DDP_H_
+#define STRATASIM_STRATEGIES_DATA_DDP_H_
+
+#include "strategies/plan.h"
+
+namespace stratasim {
+
+Plan PlanDdp(const Scenario& s, const StrategySpec& spec);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_STRATEGIES_DATA_DDP_H_

@@ -1,0 +1,126 @@
+// The stratasim program end to end: outputs, determinism, exit codes and error messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result RunCli(const std::string& args) {
+  const std::string cmd = std::string(STRATASIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("stratasim-cli-test-" + name + "-" +
+                                            std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const std::string kQuickstart = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+
+TEST(Cli, QuickstartWritesAllOutputsAndPrintsTheTable) {
+  const fs::path out = TempDir("quick");
+  const Result r = RunCli("run " + kQuickstart + " --out " + out.string() + " --write-graphs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("samples/s"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out / "results.json"));
+  EXPECT_TRUE(fs::exists(out / "results.csv"));
+  EXPECT_TRUE(fs::exists(out / "ddp-overlap-25MiB.trace.json"));
+  EXPECT_TRUE(fs::exists(out / "ddp-overlap-25MiB.graph.json"));
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "temp file left behind";
+  }
+  // A written graph replays to the same iteration time.
+  const Result replay = RunCli("replay " + kQuickstart + " " +
+                               (out / "ddp-overlap-25MiB.graph.json").string() + " --out " +
+                               (out / "replay").string());
+  ASSERT_EQ(replay.status, 0) << replay.output;
+  fs::remove_all(out);
+}
+
+TEST(Cli, SameScenarioTwiceGivesByteIdenticalResults) {
+  const fs::path a = TempDir("det-a"), b = TempDir("det-b");
+  ASSERT_EQ(RunCli("run " + kQuickstart + " --out " + a.string()).status, 0);
+  ASSERT_EQ(RunCli("run " + kQuickstart + " --out " + b.string()).status, 0);
+  const std::string ja = Slurp(a / "results.json");
+  EXPECT_FALSE(ja.empty());
+  EXPECT_EQ(ja, Slurp(b / "results.json"));
+  EXPECT_EQ(Slurp(a / "results.csv"), Slurp(b / "results.csv"));
+  EXPECT_EQ(Slurp(a / "ddp-no-overlap.trace.json"), Slurp(b / "ddp-no-overlap.trace.json"));
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+TEST(Cli, BadScenarioExitsTwoNamingFileLineAndKey) {
+  const fs::path d = TempDir("bad");
+  const fs::path file = d / "bad.yaml";
+  std::ofstream(file) << "name: bad\ncluster:\n  servers:\n    - name: a\n      count: 1\n"
+                         "      gpu: A100-SXM4-80GB\n      gpus_per_server: 1\n"
+                         "      nics: {count: 1, bandwidth: \"-5GB/s\"}\n"
+                         "model: {preset: gpt2-small}\ntraining: {global_batch: 8}\n"
+                         "strategies: [{name: d, kind: ddp}]\n";
+  const Result r = RunCli("run " + file.string() + " --out " + (d / "out").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("bad.yaml:8:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cluster.servers[0].nics.bandwidth"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("negative"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d / "out" / "results.json"));
+  fs::remove_all(d);
+}
+
+TEST(Cli, UnknownStrategyOptionExitsTwo) {
+  const fs::path d = TempDir("opt");
+  const fs::path file = d / "opt.yaml";
+  std::ofstream(file) << "name: opt\ncluster:\n  servers:\n    - name: a\n      count: 1\n"
+                         "      gpu: A100-SXM4-80GB\n      gpus_per_server: 1\n"
+                         "model: {preset: gpt2-small}\ntraining: {global_batch: 8}\n"
+                         "strategies:\n  - name: d\n    kind: ddp\n"
+                         "    options: {bucket_sise: \"25MiB\"}\n";
+  const Result r = RunCli("run " + file.string() + " --out " + (d / "out").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("strategies[0].options.bucket_sise"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unknown option"), std::string::npos) << r.output;
+  fs::remove_all(d);
+}
+
+TEST(Cli, UsageErrors) {
+  EXPECT_EQ(RunCli("").status, 2);
+  const Result unknown = RunCli("frobnicate");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate'"), std::string::npos);
+  const Result missing = RunCli("run /nonexistent/s.yaml");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("/nonexistent/s.yaml"), std::string::npos) << missing.output;
+  const Result version = RunCli("version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.output.find("stratasim 0."), std::string::npos);
+}
+
+}  // namespace

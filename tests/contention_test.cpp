@@ -1,0 +1,98 @@
+// Bandwidth sharing: flows through one link split it max-min; an oversubscribed spine limits
+// what crosses it.
+#include <gtest/gtest.h>
+
+#include "core/task_graph.h"
+#include "sim/executor.h"
+#include "tests/test_clusters.h"
+
+namespace stratasim {
+namespace {
+
+using testing::NvSwitchCluster;
+using testing::NvSwitchOptions;
+
+struct Transfer {
+  int src, dst;
+  double bytes;
+};
+
+// Simulates independent transfers that all start at time 0; returns each one's end time.
+std::vector<double> Transfers(const ClusterSpec& c, const std::vector<Transfer>& xs) {
+  TaskGraph g(c.NumGpus());
+  std::vector<TaskId> recvs;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    Task send, recv;
+    // Each transfer on its own streams, so none waits for another.
+    send.stream = recv.stream = g.Stream("p2p" + std::to_string(i));
+    send.name = recv.name = "x" + std::to_string(i);
+    recvs.push_back(g.AddTransfer(xs[i].src, xs[i].dst, xs[i].bytes, send, recv).second);
+  }
+  ExecutionTrace t = sim::Simulate(g, c, SimulationSpec{});
+  std::vector<double> ends;
+  for (TaskId r : recvs) ends.push_back(t.records[r].end_s);
+  return ends;
+}
+
+TEST(Contention, TwoFlowsIntoOneGpuShareItsPort) {
+  NvSwitchOptions o;
+  const ClusterSpec c = NvSwitchCluster(o);
+  const double bytes = 3e9, latency = 2 * o.nvswitch_latency_s;
+  const double alone = Transfers(c, {{0, 2, bytes}})[0];
+  EXPECT_NEAR(alone, latency + bytes / o.nvswitch_Bps, 1e-3 * alone);
+  // Both flows enter GPU 2 through its one NVSwitch port: each gets half of it.
+  const std::vector<double> shared = Transfers(c, {{0, 2, bytes}, {1, 2, bytes}});
+  for (double end : shared) {
+    EXPECT_NEAR(end, latency + bytes / (o.nvswitch_Bps / 2), 1e-3 * end);
+  }
+  // Full duplex: a flow the other way does not slow either.
+  const std::vector<double> opposite = Transfers(c, {{0, 2, bytes}, {2, 0, bytes}});
+  EXPECT_NEAR(opposite[0], alone, 1e-6 * alone);
+  EXPECT_NEAR(opposite[1], alone, 1e-6 * alone);
+}
+
+TEST(Contention, GpusSharingANicSplitIt) {
+  NvSwitchOptions o;
+  o.servers = 2;
+  o.gpus_per_server = 4;
+  o.nics = 1;  // four GPUs behind one NIC
+  const ClusterSpec c = NvSwitchCluster(o);
+  const double bytes = 1e9;
+  const double latency = 2 * o.nic_latency_s + o.switch_latency_s;
+  const std::vector<double> ends = Transfers(c, {{0, 4, bytes}, {1, 5, bytes}});
+  for (double end : ends) EXPECT_NEAR(end, latency + bytes / (o.nic_Bps / 2), 1e-3 * end);
+}
+
+ClusterSpec LeafSpine(double oversubscription, const NvSwitchOptions& o) {
+  ClusterSpec c = NvSwitchCluster(o);
+  c.network.kind = NetworkKind::kLeafSpine;
+  c.network.servers_per_leaf = 2;
+  c.network.oversubscription = oversubscription;
+  return c;
+}
+
+TEST(Contention, OversubscribedSpineLimitsCrossLeafFlows) {
+  NvSwitchOptions o;
+  o.servers = 4;  // leaves {0, 1} and {2, 3}
+  o.gpus_per_server = 1;
+  o.nics = 1;
+  const double bytes = 1e9;
+  // Leaf uplink = 2 servers x 25 GB/s / 4 = 12.5 GB/s: one cross-leaf flow gets that, not the
+  // NIC's 25 GB/s; a flow inside a leaf still gets the NIC's.
+  const ClusterSpec c = LeafSpine(4, o);
+  const double cross_latency = 2 * o.nic_latency_s + 3 * o.switch_latency_s;
+  const double uplink = 2 * o.nic_Bps / 4;
+  const double cross = Transfers(c, {{0, 2, bytes}})[0];
+  EXPECT_NEAR(cross, cross_latency + bytes / uplink, 1e-3 * cross);
+  const double local = Transfers(c, {{0, 1, bytes}})[0];
+  EXPECT_NEAR(local, 2 * o.nic_latency_s + o.switch_latency_s + bytes / o.nic_Bps, 1e-3 * local);
+  // Two cross-leaf flows from one leaf share its uplink.
+  const std::vector<double> two = Transfers(c, {{0, 2, bytes}, {1, 3, bytes}});
+  for (double end : two) EXPECT_NEAR(end, cross_latency + bytes / (uplink / 2), 1e-3 * end);
+  // Without oversubscription the NIC is the bottleneck again.
+  const double full = Transfers(LeafSpine(1, o), {{0, 2, bytes}})[0];
+  EXPECT_NEAR(full, cross_latency + bytes / o.nic_Bps, 1e-3 * full);
+}
+
+}  // namespace
+}  // namespace stratasim
