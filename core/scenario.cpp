@@ -138,3 +138,16 @@ ConfigError OptionReader::Fail(const std::string& key, const std::string& rule) 
 }
 
 }  // namespace stratasim
+
+namespace stratasim {
+
+std::string_view ToString(Fidelity f) {
+  switch (f) {
+    case Fidelity::kStep: return "step";
+    case Fidelity::kStream: return "stream";
+    case Fidelity::kAnalytic: return "analytic";
+  }
+  return "?";
+}
+
+}  // namespace stratasim

@@ -11,6 +11,7 @@
 #include "core/cluster.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/task_graph.h"
 
 namespace stratasim {
 
@@ -36,6 +37,23 @@ struct TrainingSpec {
   std::uint64_t seed = 0;
 };
 
+// How much detail the simulator spends on collectives (chosen per scenario).
+enum class Fidelity {
+  kStep,      // every algorithm step is a flow: most faithful, most events
+  kStream,    // each pipelined edge is one flow carrying its whole volume, plus latency terms
+  kAnalytic,  // alpha-beta time of each collective, no contention: for quick sweeps
+};
+std::string_view ToString(Fidelity f);
+
+// How collectives are run. Algorithm names per kind are listed by CollectiveAlgorithms()
+// (core/collective_names.h); "auto" lets the simulator's tuner choose by size, group and
+// topology, as NCCL does.
+struct CollectiveSettings {
+  std::map<CollectiveKind, std::string> algorithm;  // a kind absent here is "auto"
+  std::string protocol = "auto";                    // auto | ll | ll128 | simple
+  int channels = 0;                                 // rings/trees in parallel; 0 = auto
+};
+
 // Cost-model parameters of the simulator. Defaults are documented starting points, meant to be
 // replaced by a calibration file written by `stratasim calibrate`.
 struct SimulationSpec {
@@ -49,6 +67,8 @@ struct SimulationSpec {
   // Fixed cost added to every compute task: CUDA kernel launch latency is a few microseconds
   // (CUDA C++ Best Practices Guide). Set 0 for closed-form tests.
   double kernel_launch_s = 4e-6;
+  Fidelity fidelity = Fidelity::kStep;
+  CollectiveSettings collectives;
 };
 
 // One option value as written in the file, with where it was written.

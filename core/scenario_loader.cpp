@@ -57,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/collective_names.h"
 #include "core/hardware.h"
 #include "core/scenario.h"
 #include "core/units.h"
@@ -240,6 +241,7 @@ class Loader {
   ModelSpec Model(const Field& f) const;
   TrainingSpec Training(const Field& f) const;
   SimulationSpec Simulation(const Field& f) const;
+  CollectiveSettings Collectives(const Field& f) const;
   std::vector<StrategySpec> Strategies(const Field& f) const;
 
   std::string file_;
@@ -574,14 +576,22 @@ NetworkSpec Loader::Network(const Field& f) const {
   if (k == "single_switch") {
     spec.kind = NetworkKind::kSingleSwitch;
     for (const char* key : {"servers_per_leaf", "oversubscription"}) {
-      if (auto extra = m.Get(key)) Fail(*extra, "only allowed with kind leaf_spine");
+      if (auto extra = m.Get(key)) {
+        Fail(*extra, "only allowed with kind leaf_spine or rail_optimized");
+      }
     }
   } else if (k == "leaf_spine") {
     spec.kind = NetworkKind::kLeafSpine;
     spec.servers_per_leaf = Int(m.Require("servers_per_leaf", "kind leaf_spine needs it"), 1);
     if (auto ratio = m.Get("oversubscription")) spec.oversubscription = Ratio(*ratio);
+  } else if (k == "rail_optimized") {
+    spec.kind = NetworkKind::kRailOptimized;
+    if (auto extra = m.Get("servers_per_leaf")) {
+      Fail(*extra, "not allowed with kind rail_optimized (NIC k of every server is on leaf k)");
+    }
+    if (auto ratio = m.Get("oversubscription")) spec.oversubscription = Ratio(*ratio);
   } else {
-    Fail(kind, "must be one of: single_switch, leaf_spine");
+    Fail(kind, "must be one of: single_switch, leaf_spine, rail_optimized");
   }
   if (auto latency = m.Get("latency")) spec.switch_latency_s = Seconds(*latency);
   return spec;
@@ -686,12 +696,60 @@ TrainingSpec Loader::Training(const Field& f) const {
 }
 
 SimulationSpec Loader::Simulation(const Field& f) const {
-  Map m(*this, f, {"compute_efficiency", "memory_efficiency", "kernel_launch"});
+  Map m(*this, f,
+        {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives"});
   SimulationSpec spec;
   if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
   if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
   if (auto launch = m.Get("kernel_launch")) spec.kernel_launch_s = Seconds(*launch);
+  if (auto fidelity = m.Get("fidelity")) {
+    const std::string v = String(*fidelity);
+    if (v == "step") {
+      spec.fidelity = Fidelity::kStep;
+    } else if (v == "stream") {
+      spec.fidelity = Fidelity::kStream;
+    } else if (v == "analytic") {
+      spec.fidelity = Fidelity::kAnalytic;
+    } else {
+      Fail(*fidelity, "must be one of: step, stream, analytic");
+    }
+  }
+  if (auto coll = m.Get("collectives")) spec.collectives = Collectives(*coll);
   return spec;
+}
+
+CollectiveSettings Loader::Collectives(const Field& f) const {
+  Map m(*this, f, {"algorithms", "protocol", "channels"});
+  CollectiveSettings s;
+  if (auto algorithms = m.Get("algorithms")) {
+    std::vector<std::string> kinds;
+    for (CollectiveKind k : kAllCollectiveKinds) kinds.emplace_back(ToString(k));
+    Map am(*this, *algorithms, kinds);
+    for (CollectiveKind k : kAllCollectiveKinds) {
+      auto a = am.Get(std::string(ToString(k)));
+      if (!a) continue;
+      const std::string name = String(*a);
+      if (!IsCollectiveAlgorithm(k, name)) {
+        Fail(*a, "must be one of: " + Join(CollectiveAlgorithms(k)));
+      }
+      s.algorithm[k] = name;
+    }
+  }
+  if (auto protocol = m.Get("protocol")) {
+    s.protocol = String(*protocol);
+    const auto& known = CollectiveProtocols();
+    if (std::find(known.begin(), known.end(), s.protocol) == known.end()) {
+      Fail(*protocol, "must be one of: " + Join(known));
+    }
+  }
+  if (auto channels = m.Get("channels")) {
+    if (channels->value.IsScalar() && channels->value.Scalar() == "auto") {
+      s.channels = 0;
+    } else {
+      s.channels = static_cast<int>(Integer(*channels, 1, 64));
+    }
+  }
+  return s;
 }
 
 std::vector<StrategySpec> Loader::Strategies(const Field& f) const {

@@ -84,8 +84,22 @@ int TaskGraph::DeclareCollective(Collective c) {
     }
     if (seen[r]++) throw Error(what + ": rank " + std::to_string(r) + " appears twice");
   }
-  if (c.kind == CollectiveKind::kBroadcast && !seen.count(c.root)) {
-    throw Error(what + ": broadcast root " + std::to_string(c.root) + " is not a member");
+  const bool rooted = c.kind == CollectiveKind::kBroadcast || c.kind == CollectiveKind::kReduce ||
+                     c.kind == CollectiveKind::kGather || c.kind == CollectiveKind::kScatter;
+  if (rooted && !seen.count(c.root)) {
+    throw Error(what + ": root " + std::to_string(c.root) + " is not a member");
+  }
+  const size_t n = c.ranks.size();
+  if (c.kind == CollectiveKind::kAllToAllV) {
+    if (c.matrix.size() != n * n) {
+      throw Error(what + ": all_to_all_v needs a " + std::to_string(n) + "x" + std::to_string(n) +
+                  " size matrix, got " + std::to_string(c.matrix.size()) + " entries");
+    }
+    for (double b : c.matrix) {
+      if (b < 0) throw Error(what + ": all_to_all_v sizes must not be negative");
+    }
+  } else if (!c.matrix.empty()) {
+    throw Error(what + ": only all_to_all_v takes a size matrix");
   }
   if (c.bytes < 0) throw Error(what + ": bytes must not be negative");
   c.members.clear();
@@ -222,6 +236,16 @@ std::string_view ToString(CollectiveKind k) {
       return "all_gather";
     case CollectiveKind::kBroadcast:
       return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kAllToAllV:
+      return "all_to_all_v";
+    case CollectiveKind::kGather:
+      return "gather";
+    case CollectiveKind::kScatter:
+      return "scatter";
   }
   return "?";
 }

@@ -23,7 +23,21 @@ enum class TaskKind { kCompute, kCollective, kSend, kRecv, kCopy, kMemory };
 // What a task is for; metrics count model FLOPs from kForward and kBackward only (MFU).
 enum class Phase { kForward, kBackward, kRecompute, kOptimizer, kCommunication, kOther };
 enum class OpKind { kGemm, kAttention, kElementwise, kOptimizer, kOther };
-enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather, kBroadcast };
+enum class CollectiveKind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kAllToAllV,
+  kGather,
+  kScatter,
+};
+inline constexpr CollectiveKind kAllCollectiveKinds[] = {
+    CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+    CollectiveKind::kBroadcast, CollectiveKind::kReduce,        CollectiveKind::kAllToAll,
+    CollectiveKind::kAllToAllV, CollectiveKind::kGather,        CollectiveKind::kScatter};
 enum class CopyDirection { kHostToDevice, kDeviceToHost };
 
 struct Task {
@@ -58,10 +72,14 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   std::vector<int> ranks;  // members in ring order
   // The buffer size of the collective as nccl-tests' "size" counts it: the all-reduce buffer,
-  // the reduce-scatter input, the all-gather output, the broadcast buffer.
+  // the reduce-scatter input, the all-gather output, the broadcast/reduce buffer, the
+  // all-to-all send buffer of one rank (N equal blocks), the gather output / scatter input.
+  // All-to-all-v: the largest send buffer (the matrix says what moves).
   double bytes = 0;
+  // kAllToAllV only: bytes sent from member i to member j at [i * N + j] (row-major, N members).
+  std::vector<double> matrix;
   DType dtype = DType::kFP32;
-  int root = 0;                    // broadcast: a member rank
+  int root = 0;                    // broadcast, reduce, gather, scatter: a member rank
   std::string algorithm = "auto";  // "auto" lets the executor choose
   std::vector<TaskId> members;     // the member task of ranks[i] is members[i]
 };

@@ -17,9 +17,6 @@ constexpr Phase kPhases[] = {Phase::kForward,   Phase::kBackward,      Phase::kR
                              Phase::kOptimizer, Phase::kCommunication, Phase::kOther};
 constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise,
                                OpKind::kOptimizer, OpKind::kOther};
-constexpr CollectiveKind kCollectiveKinds[] = {
-    CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
-    CollectiveKind::kBroadcast};
 constexpr CopyDirection kCopyDirections[] = {CopyDirection::kHostToDevice,
                                              CopyDirection::kDeviceToHost};
 
@@ -57,6 +54,7 @@ std::string TaskGraphToJson(const TaskGraph& g) {
                   {"root", c.root},
                   {"algorithm", c.algorithm},
                   {"members", c.members}});
+    if (!c.matrix.empty()) cs.back()["matrix"] = c.matrix;
   }
   j["collectives"] = std::move(cs);
   Json ts = Json::array();
@@ -117,13 +115,14 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
     const std::string p = "$.collectives[" + std::to_string(i) + "]";
     Collective c;
     c.kind =
-        internal::EnumFromString(kCollectiveKinds, Get<std::string>(cs[i], "kind", p), p + ".kind");
+        internal::EnumFromString(kAllCollectiveKinds, Get<std::string>(cs[i], "kind", p), p + ".kind");
     c.ranks = Get<std::vector<int>>(cs[i], "ranks", p);
     c.bytes = Get<double>(cs[i], "bytes", p);
     c.dtype = DTypeFrom(Get<std::string>(cs[i], "dtype", p), p + ".dtype");
     c.root = Get<int>(cs[i], "root", p);
     c.algorithm = Get<std::string>(cs[i], "algorithm", p);
     c.members = Get<std::vector<TaskId>>(cs[i], "members", p);
+    if (cs[i].contains("matrix")) c.matrix = Get<std::vector<double>>(cs[i], "matrix", p);
     pending.push_back(c);
     try {
       g.DeclareCollective(std::move(c));

@@ -16,9 +16,10 @@ struct TraceRecord {
   int stream = 0;
   double start_s = 0;  // the task was ready and its stream free (a collective: this rank joined)
   double end_s = 0;
-  // Collectives and transfers: when the first byte of this rank's part moved. The gap after
-  // start_s is time spent waiting for peers. Equal to start_s for other tasks.
-  double transfer_start_s = 0;
+  // Collectives and transfers: when every participant had joined (the last member reached the
+  // collective; both ends of a transfer were ready). The gap after start_s is time this rank
+  // spent waiting for its peers. Equal to start_s for other tasks.
+  double peers_joined_s = 0;
 };
 
 struct ExecutionTrace {

@@ -25,11 +25,11 @@ std::string TraceToJson(const ExecutionTrace& t) {
     stream.push_back(r.stream);
     start.push_back(r.start_s);
     end.push_back(r.end_s);
-    transfer.push_back(r.transfer_start_s);
+    transfer.push_back(r.peers_joined_s);
   }
   j["records"] = {{"task", std::move(task)},     {"rank", std::move(rank)},
                   {"stream", std::move(stream)}, {"start_s", std::move(start)},
-                  {"end_s", std::move(end)},     {"transfer_start_s", std::move(transfer)}};
+                  {"end_s", std::move(end)},     {"peers_joined_s", std::move(transfer)}};
   return j.dump();
 }
 
@@ -50,7 +50,7 @@ ExecutionTrace TraceFromJson(const std::string& text) {
     const auto stream = r.at("stream").get<std::vector<int>>();
     const auto start = r.at("start_s").get<std::vector<double>>();
     const auto end = r.at("end_s").get<std::vector<double>>();
-    const auto transfer = r.at("transfer_start_s").get<std::vector<double>>();
+    const auto transfer = r.at("peers_joined_s").get<std::vector<double>>();
     const size_t n = task.size();
     if (rank.size() != n || stream.size() != n || start.size() != n || end.size() != n ||
         transfer.size() != n) {

@@ -67,7 +67,7 @@ Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
   if (task.kind == TaskKind::kCopy) args["direction"] = ToString(task.copy);
   bool communicates = task.kind == TaskKind::kCollective || task.kind == TaskKind::kSend ||
                       task.kind == TaskKind::kRecv;
-  std::int64_t wait_ns = Nanoseconds(rec.transfer_start_s) - Nanoseconds(rec.start_s);
+  std::int64_t wait_ns = Nanoseconds(rec.peers_joined_s) - Nanoseconds(rec.start_s);
   if (communicates && wait_ns > 0) args["wait_us"] = Microseconds(wait_ns);
   return args;
 }

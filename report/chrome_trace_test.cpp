@@ -90,12 +90,12 @@ struct Example {
     }
   }
 
-  // Sets when task `id` ran; transfer_start defaults to start.
-  void Ran(TaskId id, double start, double end, double transfer_start = -1) {
+  // Sets when task `id` ran; peers_joined defaults to start.
+  void Ran(TaskId id, double start, double end, double peers_joined = -1) {
     TraceRecord& r = t.records.at(id);
     r.start_s = start;
     r.end_s = end;
-    r.transfer_start_s = transfer_start < 0 ? start : transfer_start;
+    r.peers_joined_s = peers_joined < 0 ? start : peers_joined;
   }
 };
 

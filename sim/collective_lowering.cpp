@@ -76,6 +76,12 @@ FlowProgram LowerCollective(const Collective& c) {
           static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), c.root) - c.ranks.begin());
       return Chain(n, root_index, c.bytes);
     }
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kAllToAllV:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+      throw Error("collective " + std::string(ToString(c.kind)) + " cannot be simulated yet");
   }
   throw unknown();
 }

@@ -27,7 +27,7 @@ struct CollectiveState {
   std::vector<int> flows_left;                // per member
   std::vector<char> joined;                   // per member
   std::vector<char> started;                  // per flow
-  std::vector<char> moving;                   // per member: has a flow of it started?
+  int members_joined = 0;
   int members_done = 0;
 };
 
@@ -141,7 +141,7 @@ class Executor {
   void Start(TaskId id) {
     const Task& t = g_.task(id);
     TraceRecord& rec = records_[id];
-    rec.start_s = rec.transfer_start_s = Now();
+    rec.start_s = rec.peers_joined_s = Now();
     switch (t.kind) {
       case TaskKind::kMemory:
         done_queue_.push_back(id);
@@ -171,7 +171,7 @@ class Executor {
         (t.kind == TaskKind::kSend ? s.send_ready : s.recv_ready) = true;
         if (s.send_ready && s.recv_ready) {
           const Task& send = g_.task(s.send);
-          records_[s.send].transfer_start_s = records_[s.recv].transfer_start_s = Now();
+          records_[s.send].peers_joined_s = records_[s.recv].peers_joined_s = Now();
           Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
                  Running::What::kTransfer, s.send, 0);
         }
@@ -212,6 +212,9 @@ class Executor {
     const int member =
         static_cast<int>(std::find(c.members.begin(), c.members.end(), t.id) - c.members.begin());
     s.joined[member] = 1;
+    if (++s.members_joined == static_cast<int>(c.ranks.size())) {
+      for (TaskId m : c.members) records_[m].peers_joined_s = Now();
+    }
     if (s.flows_left[member] == 0) MemberDone(t.collective, member);
     for (int f : s.member_flows[member]) TryStartFlow(t.collective, f);
     ReleaseIfDone(t.collective);
@@ -229,7 +232,6 @@ class Executor {
     s.flows_left.assign(n, 0);
     s.joined.assign(n, 0);
     s.started.assign(nf, 0);
-    s.moving.assign(n, 0);
     for (size_t f = 0; f < nf; ++f) {
       const Flow& flow = s.program.flows[f];
       s.deps_left[f] = static_cast<int>(flow.deps.size());
@@ -247,10 +249,6 @@ class Executor {
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
     const Collective& c = g_.collectives()[ci];
-    for (int m : {flow.src, flow.dst}) {
-      if (!s.moving[m]) records_[c.members[m]].transfer_start_s = Now();
-      s.moving[m] = 1;
-    }
     Launch(Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]],
                     flow.bytes),
            Running::What::kFlow, ci, f);

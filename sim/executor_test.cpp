@@ -64,7 +64,7 @@ TEST(Executor, SendWaitsForItsReceive) {
   const auto [snd, rcv] = g.AddTransfer(0, 1, 1e9, send, recv);
   const ExecutionTrace tr = Simulate(g, OneServer(2), NoLaunch());
   EXPECT_NEAR(tr.records[snd].start_s, 0, 1e-12);
-  EXPECT_NEAR(tr.records[snd].transfer_start_s, tr.records[busy].end_s, 1e-9);
+  EXPECT_NEAR(tr.records[snd].peers_joined_s, tr.records[busy].end_s, 1e-9);
   EXPECT_NEAR(tr.records[rcv].end_s, 1 + 2e-6 + 1e9 / 100e9, 1e-6);
 }
 

@@ -45,14 +45,14 @@ StrategyRun RunDdp(const std::string& second_gpu) {
   return std::move(runs[0]);
 }
 
-// Mean time from joining the first bucket's all-reduce to moving data, for ranks [lo, hi).
+// Mean time ranks [lo, hi) waited in the first bucket's all-reduce for the last member to join.
 double MeanWait(const StrategyRun& run, int lo, int hi) {
   const Collective& first = run.graph.collectives().at(0);
   double wait = 0;
   for (size_t i = 0; i < first.ranks.size(); ++i) {
     if (first.ranks[i] < lo || first.ranks[i] >= hi) continue;
     const TraceRecord& r = run.trace.records.at(first.members[i]);
-    wait += r.transfer_start_s - r.start_s;
+    wait += r.peers_joined_s - r.start_s;
   }
   return wait / (hi - lo);
 }
