@@ -544,12 +544,17 @@ TEST(LoadScenarioErrors, MultiServerClusterNeedsNicsAndNetwork) {
 
 TEST(LoadScenarioErrors, Network) {
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: torus")), 11, 11, "cluster.network.kind",
-              "must be one of: single_switch, leaf_spine");
+              "must be one of: single_switch, leaf_spine, rail_optimized");
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: leaf_spine")), 11, 5,
               "cluster.network.servers_per_leaf",
               "required field missing (kind leaf_spine needs it)");
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: single_switch\n    servers_per_leaf: 2")),
-              12, 23, "cluster.network.servers_per_leaf", "only allowed with kind leaf_spine");
+              12, 23, "cluster.network.servers_per_leaf",
+              "only allowed with kind leaf_spine or rail_optimized");
+  ExpectError(
+      ErrorOf(Base("kind: single_switch", "kind: rail_optimized\n    servers_per_leaf: 2")), 12,
+      23, "cluster.network.servers_per_leaf",
+      "not allowed with kind rail_optimized (NIC k of every server is on leaf k)");
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: leaf_spine\n    servers_per_leaf: 0")), 12,
               23, "cluster.network.servers_per_leaf", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("kind: single_switch",
@@ -677,6 +682,48 @@ TEST(LoadScenarioErrors, EfficiencyOutsideZeroOne) {
               18, 33, "simulation.memory_efficiency", "must be a number in (0, 1]");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {kernel_launch: \"-4us\"}\nstrategies:")),
               18, 29, "simulation.kernel_launch", "not a duration: must not be negative");
+}
+
+TEST(LoadScenario, SimulationFidelityAndCollectives) {
+  const Scenario s = LoadScenarioText(
+      Base("strategies:",
+           "simulation:\n  fidelity: stream\n  collectives:\n"
+           "    algorithms: {all_reduce: hierarchical, all_to_all: pairwise}\n"
+           "    protocol: ll128\n    channels: 4\nstrategies:"),
+      "t.yaml");
+  EXPECT_EQ(s.simulation.fidelity, Fidelity::kStream);
+  EXPECT_EQ(s.simulation.collectives.algorithm.at(CollectiveKind::kAllReduce), "hierarchical");
+  EXPECT_EQ(s.simulation.collectives.algorithm.at(CollectiveKind::kAllToAll), "pairwise");
+  EXPECT_EQ(s.simulation.collectives.algorithm.count(CollectiveKind::kBroadcast), 0u);
+  EXPECT_EQ(s.simulation.collectives.protocol, "ll128");
+  EXPECT_EQ(s.simulation.collectives.channels, 4);
+  const Scenario rail = LoadScenarioText(
+      Base("kind: single_switch", "kind: rail_optimized\n    oversubscription: 2"), "t.yaml");
+  EXPECT_EQ(rail.cluster.network.kind, NetworkKind::kRailOptimized);
+  EXPECT_EQ(rail.cluster.network.oversubscription, 2);
+}
+
+TEST(LoadScenarioErrors, SimulationFidelityAndCollectives) {
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {fidelity: exact}\nstrategies:")), 18, 24,
+              "simulation.fidelity", "must be one of: step, stream, analytic");
+  ExpectError(ErrorOf(Base("strategies:",
+                           "simulation: {collectives: {algorithms: {broadcast: hierarchical}}}\n"
+                           "strategies:")),
+              18, 52, "simulation.collectives.algorithms.broadcast",
+              "must be one of: auto, ring, tree");
+  ExpectError(ErrorOf(Base("strategies:",
+                           "simulation: {collectives: {algorithms: {allreduce: ring}}}\n"
+                           "strategies:")),
+              18, 41, "simulation.collectives.algorithms.allreduce",
+              "unknown key (known: all_reduce, reduce_scatter, all_gather, broadcast, reduce, "
+              "all_to_all, all_to_all_v, gather, scatter)");
+  ExpectError(ErrorOf(Base("strategies:",
+                           "simulation: {collectives: {protocol: fast}}\nstrategies:")),
+              18, 38, "simulation.collectives.protocol",
+              "must be one of: auto, ll, ll128, simple");
+  ExpectError(ErrorOf(Base("strategies:",
+                           "simulation: {collectives: {channels: 0}}\nstrategies:")),
+              18, 38, "simulation.collectives.channels", "must be an integer in [1, 64]");
 }
 
 TEST(LoadScenarioErrors, Strategies) {
