@@ -1,0 +1,38 @@
+// What a collective becomes in the simulator: point-to-point flows between its members, with
+// the dependencies its algorithm imposes. Pure data, produced by the lowerings in
+// sim/collectives/ and run by sim/executor.cpp, which turns each flow into a SimGrid Comm along
+// the platform's route (so collectives share links with everything else that runs).
+#ifndef STRATASIM_SIM_COLLECTIVES_FLOW_PROGRAM_H_
+#define STRATASIM_SIM_COLLECTIVES_FLOW_PROGRAM_H_
+
+#include <string>
+#include <vector>
+
+namespace stratasim::sim {
+
+struct Flow {
+  int src = 0;  // member indices (positions in Collective::ranks), not ranks
+  int dst = 0;
+  double bytes = 0;       // on the wire, protocol overhead included
+  std::vector<int> deps;  // flows that must complete before this one starts
+  // `stream` fidelity: one flow stands for `1 + extra_route_latencies` pipelined steps over
+  // the same edge; the executor adds that many more route latencies after the transfer.
+  int extra_route_latencies = 0;
+  // Fixed software cost paid before the flow starts: the per-step latency of the protocol
+  // (NCCL kernel synchronisation), in seconds.
+  double delay_s = 0;
+};
+
+// A flow waits until both its members have joined the collective (their member task became
+// ready), as an NCCL kernel moves data only once both ends run. A member finishes when every
+// flow it sends or receives has completed (a member without flows finishes on joining).
+struct FlowProgram {
+  std::vector<Flow> flows;
+  std::string algorithm;  // the algorithm actually used ("ring", "tree", ...)
+  std::string protocol;   // "ll", "ll128", "simple"
+  int channels = 1;
+};
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_FLOW_PROGRAM_H_

@@ -1,0 +1,38 @@
+// Where the members of a collective sit in the cluster: what topology-aware algorithms
+// (hierarchical, multi-channel rings striped over NICs) and the tuner need to know.
+#ifndef STRATASIM_SIM_COLLECTIVES_GROUP_VIEW_H_
+#define STRATASIM_SIM_COLLECTIVES_GROUP_VIEW_H_
+
+#include <vector>
+
+#include "core/cluster.h"
+
+namespace stratasim::sim {
+
+struct GroupMember {
+  int rank = 0;
+  int server = 0;  // global server index
+  int local = 0;   // GPU index inside its server
+  int nic = 0;     // index of the NIC serving it, inside its server
+};
+
+struct GroupView {
+  std::vector<GroupMember> members;  // in Collective::ranks order
+  // Bandwidth per direction and latency of one hop between two GPUs of a server (the slowest
+  // such hop among the group's servers: NVSwitch port, direct NVLink or PCIe path), and of one
+  // hop between servers (NIC, switches). Used by the tuner's alpha-beta predictions only; the
+  // simulation itself uses the platform's real routes.
+  double intra_Bps = 0;
+  double intra_latency_s = 0;
+  double inter_Bps = 0;  // per NIC
+  double inter_latency_s = 0;
+  int num_servers = 0;  // distinct servers among the members
+  int max_nics_per_server = 1;  // distinct NICs used by the members of one server (max)
+};
+
+// Builds the view of `ranks` (global ranks) in `cluster`.
+GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& ranks);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_GROUP_VIEW_H_
