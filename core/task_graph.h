@@ -40,6 +40,18 @@ inline constexpr CollectiveKind kAllCollectiveKinds[] = {
     CollectiveKind::kAllToAllV, CollectiveKind::kGather,        CollectiveKind::kScatter};
 enum class CopyDirection { kHostToDevice, kDeviceToHost };
 
+// The shape of a matrix product C[m, n] = A[m, k] · B[k, n], repeated `batch` times (attention
+// runs one product per sequence and head). Cost models use it for tile and wave quantisation;
+// m == 0 means "no shape known" (the task is costed by its FLOPs and bytes alone).
+struct GemmShape {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double batch = 1;
+
+  bool known() const { return m > 0 && n > 0 && k > 0; }
+};
+
 struct Task {
   TaskId id = -1;
   TaskKind kind = TaskKind::kCompute;
@@ -55,6 +67,8 @@ struct Task {
   OpKind op = OpKind::kOther;
   DType dtype = DType::kFP32;
   double flops = 0;
+  // kCompute, optional: the matrix product the kernel runs (GEMM and attention kernels).
+  GemmShape gemm;
   // kCompute: bytes read and written in device memory. kSend/kRecv/kCopy: bytes transferred.
   double bytes = 0;
   // kCollective: index into TaskGraph::collectives().

@@ -68,6 +68,9 @@ std::string TaskGraphToJson(const TaskGraph& g) {
         o["dtype"] = ToString(t.dtype);
         o["flops"] = t.flops;
         o["bytes"] = t.bytes;
+        if (t.gemm.known()) {
+          o["gemm"] = {{"m", t.gemm.m}, {"n", t.gemm.n}, {"k", t.gemm.k}, {"batch", t.gemm.batch}};
+        }
         break;
       case TaskKind::kCollective:
         o["collective"] = t.collective;
@@ -152,6 +155,13 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
         t.dtype = DTypeFrom(Get<std::string>(o, "dtype", p), p + ".dtype");
         t.flops = Get<double>(o, "flops", p);
         t.bytes = Get<double>(o, "bytes", p);
+        if (o.contains("gemm")) {
+          const Json& gemm = o.at("gemm");
+          t.gemm.m = Get<double>(gemm, "m", p + ".gemm");
+          t.gemm.n = Get<double>(gemm, "n", p + ".gemm");
+          t.gemm.k = Get<double>(gemm, "k", p + ".gemm");
+          t.gemm.batch = Get<double>(gemm, "batch", p + ".gemm");
+        }
         break;
       case TaskKind::kCollective:
         t.collective = Get<int>(o, "collective", p);

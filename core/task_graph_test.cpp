@@ -19,6 +19,7 @@ TaskGraph Sample() {
   k.flops = 1e9;
   k.bytes = 1e6;
   k.phase = Phase::kForward;
+  k.gemm = GemmShape{1024, 512, 256, 3};  // 2 * 1024 * 512 * 256 * 3 is not 1e9: not checked
   const TaskId a = g.Add(k);
   k.rank = 1;
   const TaskId b = g.Add(k);
@@ -68,6 +69,9 @@ TEST(TaskGraph, JsonRoundTripIsExact) {
   EXPECT_EQ(TaskGraphToJson(back), text);
   EXPECT_EQ(back.task(3).deps, (std::vector<TaskId>{1}));
   EXPECT_EQ(back.task(7).copy, CopyDirection::kDeviceToHost);
+  EXPECT_EQ(back.task(0).gemm.n, 512);
+  EXPECT_EQ(back.task(0).gemm.batch, 3);
+  EXPECT_FALSE(back.task(7).gemm.known());
 }
 
 TEST(TaskGraph, RejectsForwardDependenciesAndBadRanks) {

@@ -52,70 +52,30 @@ void AddRoute(sg4::NetZone* zone, NetPoint* src, NetPoint* dst, NetPoint* gw_src
 
 void Append(Route& r, const Route& more) { r.insert(r.end(), more.begin(), more.end()); }
 
-// One server: its zone, hosts and the links of its fabric, and the routes between them.
-class ServerBuilder {
+// The links of one server's fabric and the routes through them. Hosts and zones are made by
+// BuildPlatform; this class only knows links and which of them a route crosses.
+class ServerFabric {
  public:
-  ServerBuilder(const ServerGroup& group, int server_index, int first_rank, sg4::NetZone* parent)
-      : g_(group), prefix_("s" + std::to_string(server_index)) {
-    zone_ = sg4::create_full_zone(prefix_);
-    zone_->set_parent(parent);
-    (void)first_rank;
-  }
+  ServerFabric(const ServerGroup& group, int server_index)
+      : g_(group), prefix_("s" + std::to_string(server_index)) {}
 
-  sg4::NetZone* zone() const { return zone_; }
-  NetPoint* gateway() const { return gateway_; }
-  const std::vector<sg4::Host*>& gpus() const { return gpus_; }
-  sg4::Host* CpuOf(int local) const { return cpus_[SocketOf(local)]; }
-
-  void Build(double gpu_speed) {
-    const int n = g_.gpus_per_server;
-    for (int j = 0; j < n; ++j) {
-      gpus_.push_back(zone_->create_host(prefix_ + "g" + std::to_string(j), gpu_speed));
-    }
-    const int sockets = g_.pcie ? g_.pcie->sockets : 1;
-    for (int s = 0; s < sockets; ++s) {
-      // CPU hosts only source and sink host<->device copies; their speed is not used.
-      cpus_.push_back(zone_->create_host(prefix_ + "cpu" + std::to_string(s), 1e9));
-    }
-    gateway_ = zone_->create_router(prefix_ + "gw");
-    CreateLinks();
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        if (a != b) AddRoute(zone_, Np(gpus_[a]), Np(gpus_[b]), nullptr, nullptr, GpuToGpu(a, b));
-      }
-      AddRoute(zone_, Np(gpus_[a]), gateway_, nullptr, nullptr, GpuToNetwork(a));
-      AddRoute(zone_, gateway_, Np(gpus_[a]), nullptr, nullptr, NetworkToGpu(a));
-      for (int s = 0; s < sockets; ++s) {
-        AddRoute(zone_, Np(cpus_[s]), Np(gpus_[a]), nullptr, nullptr, CpuToGpu(s, a));
-        AddRoute(zone_, Np(gpus_[a]), Np(cpus_[s]), nullptr, nullptr, GpuToCpu(a, s));
-      }
-    }
-    zone_->seal();
-  }
-
- private:
-  static NetPoint* Np(sg4::Host* h) { return h->get_netpoint(); }
-
-  int GpusPerNic() const { return g_.gpus_per_server / g_.nics.count; }
-  int SwitchOf(int local) const { return local / g_.pcie->gpus_per_switch; }
-  int SocketOfSwitch(int sw) const {
-    const int switches = g_.gpus_per_server / g_.pcie->gpus_per_switch;
-    return sw / (switches / g_.pcie->sockets);
-  }
+  int Sockets() const { return g_.pcie ? g_.pcie->sockets : 1; }
+  int NicOf(int local) const { return local / (g_.gpus_per_server / g_.nics.count); }
   int SocketOf(int local) const { return g_.pcie ? SocketOfSwitch(SwitchOf(local)) : 0; }
+  const std::string& prefix() const { return prefix_; }
 
-  void CreateLinks() {
+  void CreateLinks(sg4::NetZone* zone) {
     const int n = g_.gpus_per_server;
     if (g_.nvswitch) {
       for (int j = 0; j < n; ++j) {
-        nvswitch_.push_back(MakeDuplex(zone_, prefix_ + "g" + std::to_string(j) + "_nvs",
-                                       g_.nvswitch->link));
+        nvswitch_.push_back(
+            MakeDuplex(zone, prefix_ + "g" + std::to_string(j) + "_nvs", g_.nvswitch->link));
       }
     }
     if (g_.nvlink) {
       for (const auto& [a, b] : g_.nvlink->pairs) {
-        Duplex d = MakeDuplex(
-            zone_, prefix_ + "nvl" + std::to_string(a) + "_" + std::to_string(b), g_.nvlink->link);
+        Duplex d = MakeDuplex(zone, prefix_ + "nvl" + std::to_string(a) + "_" + std::to_string(b),
+                              g_.nvlink->link);
         nvlink_[{a, b}] = d.up;    // a -> b
         nvlink_[{b, a}] = d.down;  // b -> a
       }
@@ -123,40 +83,30 @@ class ServerBuilder {
     if (g_.pcie) {
       const PcieSpec& p = *g_.pcie;
       for (int j = 0; j < n; ++j) {
-        gpu_pcie_.push_back(MakeDuplex(zone_, prefix_ + "g" + std::to_string(j) + "_pcie", p.link));
+        gpu_pcie_.push_back(MakeDuplex(zone, prefix_ + "g" + std::to_string(j) + "_pcie", p.link));
       }
       for (int sw = 0; sw < n / p.gpus_per_switch; ++sw) {
         switch_uplink_.push_back(
-            MakeDuplex(zone_, prefix_ + "psw" + std::to_string(sw) + "_uplink", p.uplink));
+            MakeDuplex(zone, prefix_ + "psw" + std::to_string(sw) + "_uplink", p.uplink));
       }
       socket_link_.assign(p.sockets, std::vector<sg4::Link*>(p.sockets, nullptr));
       for (int a = 0; a < p.sockets; ++a) {
         for (int b = 0; b < p.sockets; ++b) {
           if (a == b) continue;
-          socket_link_[a][b] = MakeLink(zone_, prefix_ + "socket" + std::to_string(a) + "to" +
-                                                   std::to_string(b),
-                                        p.socket_link.bandwidth_Bps, p.socket_link.latency_s);
+          socket_link_[a][b] =
+              MakeLink(zone, prefix_ + "socket" + std::to_string(a) + "to" + std::to_string(b),
+                       p.socket_link.bandwidth_Bps, p.socket_link.latency_s);
         }
       }
     } else {
       for (int j = 0; j < n; ++j) {
-        host_link_.push_back(MakeDuplex(zone_, prefix_ + "g" + std::to_string(j) + "_host",
+        host_link_.push_back(MakeDuplex(zone, prefix_ + "g" + std::to_string(j) + "_host",
                                         LinkSpec{kDefaultHostLinkBps, kDefaultHostLinkLatencyS}));
       }
     }
     for (int k = 0; k < g_.nics.count; ++k) {
-      nic_.push_back(MakeDuplex(zone_, prefix_ + "nic" + std::to_string(k), g_.nics.link));
+      nic_.push_back(MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), g_.nics.link));
     }
-  }
-
-  // PCIe path between two switches: up to the CPU, across sockets if needed, down again.
-  Route SwitchToSwitch(int from, int to) const {
-    if (from == to) return {};
-    Route r{switch_uplink_[from].up};
-    const int sa = SocketOfSwitch(from), sb = SocketOfSwitch(to);
-    if (sa != sb) r.push_back(socket_link_[sa][sb]);
-    r.push_back(switch_uplink_[to].down);
-    return r;
   }
 
   Route GpuToGpu(int a, int b) const {
@@ -173,10 +123,8 @@ class ServerBuilder {
     return r;
   }
 
-  int NicSwitch(int nic) const { return SwitchOf(nic * GpusPerNic()); }
-
   Route GpuToNetwork(int a) const {
-    const int nic = a / GpusPerNic();
+    const int nic = NicOf(a);
     if (!g_.pcie) return {nic_[nic].up};
     Route r{gpu_pcie_[a].up};
     Append(r, SwitchToSwitch(SwitchOf(a), NicSwitch(nic)));
@@ -185,7 +133,7 @@ class ServerBuilder {
   }
 
   Route NetworkToGpu(int a) const {
-    const int nic = a / GpusPerNic();
+    const int nic = NicOf(a);
     if (!g_.pcie) return {nic_[nic].down};
     Route r{nic_[nic].down};
     Append(r, SwitchToSwitch(NicSwitch(nic), SwitchOf(a)));
@@ -209,16 +157,72 @@ class ServerBuilder {
     return r;
   }
 
+ private:
+  int SwitchOf(int local) const { return local / g_.pcie->gpus_per_switch; }
+  int SocketOfSwitch(int sw) const {
+    const int switches = g_.gpus_per_server / g_.pcie->gpus_per_switch;
+    return sw / (switches / g_.pcie->sockets);
+  }
+  int NicSwitch(int nic) const { return SwitchOf(nic * (g_.gpus_per_server / g_.nics.count)); }
+
+  // PCIe path between two switches: up to the CPU, across sockets if needed, down again.
+  Route SwitchToSwitch(int from, int to) const {
+    if (from == to) return {};
+    Route r{switch_uplink_[from].up};
+    const int sa = SocketOfSwitch(from), sb = SocketOfSwitch(to);
+    if (sa != sb) r.push_back(socket_link_[sa][sb]);
+    r.push_back(switch_uplink_[to].down);
+    return r;
+  }
+
   const ServerGroup& g_;
   std::string prefix_;
-  sg4::NetZone* zone_ = nullptr;
-  NetPoint* gateway_ = nullptr;
-  std::vector<sg4::Host*> gpus_;
-  std::vector<sg4::Host*> cpus_;
   std::vector<Duplex> nvswitch_, gpu_pcie_, switch_uplink_, host_link_, nic_;
   std::map<std::pair<int, int>, sg4::Link*> nvlink_;
   std::vector<std::vector<sg4::Link*>> socket_link_;
 };
+
+// A zone holding one endpoint (a GPU or a CPU socket) and a router as its gateway, joined by a
+// non-limiting port link (SimGrid forbids empty routes). Giving every endpoint its own zone lets
+// routes inside a server be bypass routes between endpoint zones, while the network routes
+// come from star zones in O(1) per endpoint: no N^2 route table at any level.
+struct Endpoint {
+  sg4::NetZone* zone = nullptr;
+  sg4::Host* host = nullptr;
+  NetPoint* gateway = nullptr;
+  sg4::NetZone* parent = nullptr;
+};
+
+Endpoint MakeEndpoint(sg4::NetZone* parent, const std::string& name, double speed) {
+  Endpoint e;
+  e.parent = parent;
+  e.zone = sg4::create_full_zone(name + "_zone");
+  e.zone->set_parent(parent);
+  e.host = e.zone->create_host(name, speed);
+  e.gateway = e.zone->create_router(name + "_gw");
+  sg4::Link* port = MakeFatpipe(e.zone, name + "_port", 0);
+  AddRoute(e.zone, e.host->get_netpoint(), e.gateway, nullptr, nullptr, {port});
+  AddRoute(e.zone, e.gateway, e.host->get_netpoint(), nullptr, nullptr, {port});
+  e.zone->seal();
+  return e;
+}
+
+// Star-zone routes of a child (zone with gateway) to and from the zone's centre.
+void AddStarRoutes(sg4::NetZone* star, sg4::NetZone* child, NetPoint* gateway, const Route& up,
+                   const Route& down) {
+  AddRoute(star, child->get_netpoint(), nullptr, gateway, nullptr, up);
+  AddRoute(star, nullptr, child->get_netpoint(), nullptr, gateway, down);
+}
+
+// A route between two endpoints that the star hierarchy does not give (inside a server),
+// declared at their common ancestor zone.
+void AddBypass(sg4::NetZone* root, const Endpoint& a, const Endpoint& b, const Route& links) {
+  sg4::NetZone* at = a.parent == b.parent ? a.parent : root;
+  std::vector<sg4::LinkInRoute> in_route;
+  for (sg4::Link* l : links) in_route.emplace_back(l);
+  at->add_bypass_route(a.zone->get_netpoint(), b.zone->get_netpoint(), a.gateway, b.gateway,
+                       in_route);
+}
 
 void CheckCluster(const ClusterSpec& c) {
   if (c.groups.empty()) throw Error("the cluster has no servers");
@@ -254,68 +258,100 @@ double GpuSpeed(const GpuSpec& gpu) {
   return gpu.Supports(DType::kFP16) ? gpu.Peak(DType::kFP16) : gpu.Peak(DType::kFP32);
 }
 
+// What the NICs under leaf `l` can inject: every NIC of its servers (leaf-spine), or NIC `l`
+// of every server (rail-optimized).
+double LeafDownlinkBps(const ClusterSpec& c, int l) {
+  double total = 0;
+  int server = 0;
+  for (const ServerGroup& g : c.groups) {
+    for (int k = 0; k < g.count; ++k, ++server) {
+      if (c.network.kind == NetworkKind::kLeafSpine && server / c.network.servers_per_leaf == l) {
+        total += g.nics.count * g.nics.link.bandwidth_Bps;
+      }
+      if (c.network.kind == NetworkKind::kRailOptimized && l < g.nics.count) {
+        total += g.nics.link.bandwidth_Bps;
+      }
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 Platform BuildPlatform(const ClusterSpec& cluster) {
   CheckCluster(cluster);
-  sg4::NetZone* root = sg4::create_full_zone("cluster");
+  const NetworkSpec& net = cluster.network;
+  sg4::NetZone* root = sg4::create_star_zone("network");
+  const int num_servers = cluster.NumServers();
+
+  // Leaves (leaf-spine: by server; rail-optimized: by NIC index) are star zones under the root
+  // star, whose centre stands for the spine; a single switch is the root itself.
+  int num_leaves = 0;
+  if (net.kind == NetworkKind::kLeafSpine) {
+    num_leaves = (num_servers + net.servers_per_leaf - 1) / net.servers_per_leaf;
+  } else if (net.kind == NetworkKind::kRailOptimized) {
+    for (const ServerGroup& g : cluster.groups) num_leaves = std::max(num_leaves, g.nics.count);
+  }
+  std::vector<sg4::NetZone*> leaf;
+  std::vector<sg4::Link*> leaf_switch;
+  for (int l = 0; l < num_leaves; ++l) {
+    leaf.push_back(sg4::create_star_zone("leaf" + std::to_string(l)));
+    leaf.back()->set_parent(root);
+    leaf_switch.push_back(MakeFatpipe(root, "leaf" + std::to_string(l), net.switch_latency_s));
+  }
+  sg4::Link* top_switch =
+      MakeFatpipe(root, num_leaves ? "spine" : "switch", net.switch_latency_s);
+
   Platform p;
-  std::vector<std::unique_ptr<ServerBuilder>> servers;
-  std::vector<double> server_nic_Bps;  // injection bandwidth of each server
-  int rank = 0;
+  int server = 0;
   for (int gi = 0; gi < static_cast<int>(cluster.groups.size()); ++gi) {
     const ServerGroup& g = cluster.groups[gi];
-    const GpuSpec& gpu = cluster.GpuOfGroup(gi);
-    for (int k = 0; k < g.count; ++k) {
-      auto s = std::make_unique<ServerBuilder>(g, static_cast<int>(servers.size()), rank, root);
-      s->Build(GpuSpeed(gpu));
+    const double speed = GpuSpeed(cluster.GpuOfGroup(gi));
+    for (int k = 0; k < g.count; ++k, ++server) {
+      ServerFabric fabric(g, server);
+      fabric.CreateLinks(root);
+      std::vector<Endpoint> gpus, cpus;
       for (int j = 0; j < g.gpus_per_server; ++j) {
-        p.gpus.push_back(s->gpus()[j]);
-        p.host_cpus.push_back(s->CpuOf(j));
-        p.gpu_speed.push_back(GpuSpeed(gpu));
+        int l = -1;
+        if (net.kind == NetworkKind::kLeafSpine) l = server / net.servers_per_leaf;
+        if (net.kind == NetworkKind::kRailOptimized) l = fabric.NicOf(j);
+        sg4::NetZone* parent = l >= 0 ? leaf[l] : root;
+        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed);
+        Route up = fabric.GpuToNetwork(j);
+        up.push_back(l >= 0 ? leaf_switch[l] : top_switch);
+        AddStarRoutes(parent, e.zone, e.gateway, up, fabric.NetworkToGpu(j));
+        gpus.push_back(e);
       }
-      rank += g.gpus_per_server;
-      server_nic_Bps.push_back(g.nics.count * g.nics.link.bandwidth_Bps);
-      servers.push_back(std::move(s));
+      for (int s = 0; s < fabric.Sockets(); ++s) {
+        // CPU hosts only source and sink host<->device copies; their speed is not used.
+        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9));
+      }
+      for (int a = 0; a < g.gpus_per_server; ++a) {
+        for (int b = 0; b < g.gpus_per_server; ++b) {
+          if (a != b) AddBypass(root, gpus[a], gpus[b], fabric.GpuToGpu(a, b));
+        }
+        for (int s = 0; s < fabric.Sockets(); ++s) {
+          AddBypass(root, cpus[s], gpus[a], fabric.CpuToGpu(s, a));
+          AddBypass(root, gpus[a], cpus[s], fabric.GpuToCpu(a, s));
+        }
+        p.gpus.push_back(gpus[a].host);
+        p.host_cpus.push_back(cpus[fabric.SocketOf(a)].host);
+        p.gpu_speed.push_back(speed);
+      }
     }
   }
 
-  const NetworkSpec& net = cluster.network;
-  const int num_servers = static_cast<int>(servers.size());
-  if (net.kind == NetworkKind::kSingleSwitch) {
-    sg4::Link* sw = MakeFatpipe(root, "switch", net.switch_latency_s);
-    for (int a = 0; a < num_servers; ++a) {
-      for (int b = 0; b < num_servers; ++b) {
-        if (a == b) continue;
-        AddRoute(root, servers[a]->zone()->get_netpoint(), servers[b]->zone()->get_netpoint(),
-                 servers[a]->gateway(), servers[b]->gateway(), {sw});
-      }
-    }
-  } else {
-    const int per_leaf = net.servers_per_leaf;
-    const int leaves = (num_servers + per_leaf - 1) / per_leaf;
-    std::vector<sg4::Link*> leaf;
-    std::vector<Duplex> uplink;
-    sg4::Link* spine = MakeFatpipe(root, "spine", net.switch_latency_s);
-    for (int l = 0; l < leaves; ++l) {
-      leaf.push_back(MakeFatpipe(root, "leaf" + std::to_string(l), net.switch_latency_s));
-      double down_Bps = 0;
-      for (int s = l * per_leaf; s < std::min(num_servers, (l + 1) * per_leaf); ++s) {
-        down_Bps += server_nic_Bps[s];
-      }
-      uplink.push_back(MakeDuplex(root, "leaf" + std::to_string(l) + "_uplink",
-                                  LinkSpec{down_Bps / net.oversubscription, 0}));
-    }
-    for (int a = 0; a < num_servers; ++a) {
-      for (int b = 0; b < num_servers; ++b) {
-        if (a == b) continue;
-        const int la = a / per_leaf, lb = b / per_leaf;
-        Route r = la == lb ? Route{leaf[la]}
-                           : Route{leaf[la], uplink[la].up, spine, uplink[lb].down, leaf[lb]};
-        AddRoute(root, servers[a]->zone()->get_netpoint(), servers[b]->zone()->get_netpoint(),
-                 servers[a]->gateway(), servers[b]->gateway(), r);
-      }
-    }
+  // Each leaf's uplinks, aggregated into one duplex link of the leaf's NIC bandwidth divided by
+  // the oversubscription ratio; a leaf's own latency is paid on the way down into it.
+  for (int l = 0; l < num_leaves; ++l) {
+    Duplex uplink = MakeDuplex(root, "leaf" + std::to_string(l) + "_uplink",
+                               LinkSpec{LeafDownlinkBps(cluster, l) / net.oversubscription, 0});
+    NetPoint* gw = leaf[l]->create_router("leaf" + std::to_string(l) + "_gw");
+    sg4::Link* port = MakeFatpipe(leaf[l], "leaf" + std::to_string(l) + "_port", 0);
+    AddRoute(leaf[l], gw, nullptr, nullptr, nullptr, {port});
+    AddRoute(leaf[l], nullptr, gw, nullptr, nullptr, {port});
+    leaf[l]->seal();
+    AddStarRoutes(root, leaf[l], gw, {uplink.up, top_switch}, {uplink.down, leaf_switch[l]});
   }
   root->seal();
   return p;

@@ -1,17 +1,22 @@
 // Builds the SimGrid platform of a cluster in C++ (no XML).
 //
-//                               root zone (full routing)
-//        ┌──────────────────────────┼──────────────────────────┐
-//   single switch:  gw_i ─[switch]─ gw_j            leaf-spine: gw_i ─[leaf]─[uplink ↑]─[spine]─
-//                                                               [uplink ↓]─[leaf]─ gw_j
-//        │                                                     (same leaf: gw_i ─[leaf]─ gw_j)
-//   server zone s<i> (full routing, gateway router s<i>gw):
+//  network (star zone; its centre is the single switch, or the spine)
+//   ├── leaf0 (star zone; centre = leaf switch)   ── leaf-spine: servers 0..k-1 under leaf 0
+//   │    ├── s0g0 zone: host s0g0 ─port─ router        rail-optimized: NIC k of every server
+//   │    ├── s0g1 zone ...                              under leaf k
+//   │    └── router leaf0_gw ══ leaf0_uplink (up/down) ══ spine
+//   ├── leaf1 ...
+//   └── s0cpu0 zone, s0cpu1 zone (CPU sockets: sources and sinks of host<->device copies)
+//
+//  A GPU's route to its star centre is its path to its NIC: [PCIe links..] nic_up leaf/switch
+//  (and back: nic_down [PCIe links..]). Routes inside a server are bypass routes between the
+//  endpoint zones, at their common ancestor:
 //
 //     g0 ══nvs══╗                      NVSwitch: every GPU has its own port (up and down links)
 //     g1 ══nvs══╬═ NVSwitch (non-blocking, no link of its own)
-//     ...       ║                      NVLink: a direct link per connected pair and direction
+//     g0 ──nvl── g1                    NVLink: a direct link per connected pair and direction
 //     g0 ──pcie── PCIe sw0 ──uplink── CPU socket0 ══socket link══ CPU socket1 ── PCIe sw1 ...
-//     nic0 under the PCIe switch of the first GPU it serves; GPU ─pcie─ sw ─ nic ══ network
+//     nic0 under the PCIe switch of the first GPU it serves
 //
 // Every connection is full duplex: each direction is its own SHARED link, so traffic one way
 // does not slow traffic the other way, and flows in one direction share bandwidth max-min
@@ -19,8 +24,10 @@
 // the PCIe tree. A GPU reaches the network through the NIC serving its block of GPUs.
 // Without a PCIe section, a GPU reaches its NIC and its host CPU directly (a dedicated PCIe
 // switch per GPU/NIC pair, as in DGX servers), over a host link of PCIe 4.0 x16 bandwidth.
-// The leaf-spine fabric is modelled with one aggregated uplink per leaf (capacity = the NIC
-// bandwidth of the servers under it / oversubscription), not per-spine ECMP paths.
+// A leaf's uplinks to the spines are one aggregated duplex link (capacity = the NIC bandwidth
+// under the leaf / oversubscription), not per-spine ECMP paths. Switches are non-blocking
+// (FATPIPE links that add their latency and never limit bandwidth).
+// Routes cost O(1) each to declare: no N^2 table, so 1,024-GPU platforms build in milliseconds.
 #ifndef STRATASIM_SIM_PLATFORM_H_
 #define STRATASIM_SIM_PLATFORM_H_
 

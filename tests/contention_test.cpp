@@ -94,5 +94,48 @@ TEST(Contention, OversubscribedSpineLimitsCrossLeafFlows) {
   EXPECT_NEAR(full, cross_latency + bytes / o.nic_Bps, 1e-3 * full);
 }
 
+// Rail-optimized: NIC k of every server on leaf k. Same-rail traffic crosses one switch and no
+// uplink; cross-rail traffic crosses the spine through both rails' (oversubscribed) uplinks.
+TEST(Contention, RailOptimizedKeepsSameRailTrafficOffTheSpine) {
+  NvSwitchOptions o;
+  o.servers = 4;
+  o.gpus_per_server = 2;
+  o.nics = 2;
+  ClusterSpec c = NvSwitchCluster(o);
+  c.network.kind = NetworkKind::kRailOptimized;
+  c.network.oversubscription = 8;  // rail uplink: 4 servers x 25 GB/s / 8 = 12.5 GB/s
+  const double bytes = 1e9;
+  const double same_rail = Transfers(c, {{0, 2, bytes}})[0];  // GPU 0 of servers 0 and 1
+  EXPECT_NEAR(same_rail, 2 * o.nic_latency_s + o.switch_latency_s + bytes / o.nic_Bps,
+              1e-3 * same_rail);
+  const double cross_rail = Transfers(c, {{0, 3, bytes}})[0];  // GPU 0 -> GPU 1 elsewhere
+  EXPECT_NEAR(cross_rail, 2 * o.nic_latency_s + 3 * o.switch_latency_s + bytes / 12.5e9,
+              1e-3 * cross_rail);
+  // Inside a server the NVSwitch is used, whatever the rails.
+  const double local = Transfers(c, {{0, 1, bytes}})[0];
+  EXPECT_NEAR(local, 2 * o.nvswitch_latency_s + bytes / o.nvswitch_Bps, 1e-3 * local);
+}
+
+// A commodity PCIe box: two GPUs per PCIe switch, two switches, one per CPU socket. Traffic
+// between sockets crosses the socket link, which two such flows share.
+TEST(Contention, PcieTrafficBetweenSocketsSharesTheSocketLink) {
+  ClusterSpec c;
+  ServerGroup g;
+  g.name = "box";
+  g.gpu = "RTX3090";
+  g.gpus_per_server = 4;
+  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{15.75e9, 1e-6}, LinkSpec{10e9, 1e-6}};
+  c.groups.push_back(g);
+  testing::ResolveGpus(c);
+  const double bytes = 1e9;
+  const double same_switch = Transfers(c, {{0, 1, bytes}})[0];
+  EXPECT_NEAR(same_switch, 2e-6 + bytes / 15.75e9, 1e-3 * same_switch);
+  // GPU 0 -> GPU 2: pcie up, switch uplink up, socket link, uplink down, pcie down.
+  const double cross = Transfers(c, {{0, 2, bytes}})[0];
+  EXPECT_NEAR(cross, 5e-6 + bytes / 10e9, 1e-3 * cross);
+  const std::vector<double> two = Transfers(c, {{0, 2, bytes}, {1, 3, bytes}});
+  for (double end : two) EXPECT_NEAR(end, 5e-6 + bytes / 5e9, 1e-3 * end);
+}
+
 }  // namespace
 }  // namespace stratasim
