@@ -1,7 +1,9 @@
 // stratasim: which parallel-training strategy is fastest on this cluster, for this model.
 //
 //   stratasim run SCENARIO.yaml [--out DIR] [--strategy NAME]... [--write-graphs]
+//                 [--calibration FILE]
 //   stratasim replay SCENARIO.yaml GRAPH.json [--out DIR]
+//   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
 //   stratasim version
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated (the others' results
@@ -14,9 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/collective_sweep.h"
 #include "cli/run_scenario.h"
+#include "core/calibration.h"
+#include "core/collective_names.h"
 #include "core/error.h"
 #include "core/scenario.h"
+#include "core/units.h"
+#include "report/atomic_file.h"
 #include "report/table.h"
 #include "sim/executor.h"
 
@@ -35,6 +42,9 @@ const char* kUsage =
     "  replay SCENARIO GRAPH\n"
     "                     simulate a task graph written by `run --write-graphs` on the\n"
     "                     scenario's cluster\n"
+    "  collective SCENARIO\n"
+    "                     the table nccl-tests prints (size, time, algbw, busbw), simulated\n"
+    "                     on the scenario's cluster\n"
     "  version            print the version\n"
     "\n"
     "`stratasim <command> --help` lists a command's options.\n";
@@ -69,12 +79,14 @@ int Finish(const std::string& out, const RunResults& results) {
 
 int Run(const std::vector<std::string>& args) {
   po::options_description opts("stratasim run options");
-  opts.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>()->required(), "scenario YAML file")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value<std::string>()->required(),
+                                                 "scenario YAML file")(
       "out,o", po::value<std::string>(), "output folder (default stratasim-out/<scenario name>)")(
       "strategy,s", po::value<std::vector<std::string>>()->composing(),
       "run only this strategy (repeatable)")(
-      "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json");
+      "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json")(
+      "calibration", po::value<std::string>(),
+      "calibration file (written by validate mode); overrides the scenario's");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
@@ -83,10 +95,13 @@ int Run(const std::vector<std::string>& args) {
     return 0;
   }
   po::variables_map vm = Parse(args, opts, pos);
-  const Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
-  const std::vector<std::string> only =
-      vm.count("strategy") ? vm["strategy"].as<std::vector<std::string>>()
-                           : std::vector<std::string>{};
+  Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
+  if (vm.count("calibration")) {
+    s.simulation.calibration = LoadCalibrationFile(vm["calibration"].as<std::string>());
+  }
+  const std::vector<std::string> only = vm.count("strategy")
+                                            ? vm["strategy"].as<std::vector<std::string>>()
+                                            : std::vector<std::string>{};
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : DefaultOutDir(s);
   std::vector<StrategyRun> runs = RunStrategies(s, only);
   RunResults results = DescribeRun(s, kVersion);
@@ -97,8 +112,8 @@ int Run(const std::vector<std::string>& args) {
 
 int Replay(const std::vector<std::string>& args) {
   po::options_description opts("stratasim replay options");
-  opts.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>()->required(), "scenario YAML file (for the cluster)")(
+  opts.add_options()("help,h", "show this help")("scenario", po::value<std::string>()->required(),
+                                                 "scenario YAML file (for the cluster)")(
       "graph", po::value<std::string>()->required(), "task graph JSON file")(
       "out,o", po::value<std::string>(), "output folder (default stratasim-out/<scenario>-replay)");
   po::positional_options_description pos;
@@ -138,6 +153,105 @@ int Replay(const std::vector<std::string>& args) {
   return Finish(out, results);
 }
 
+bool WantsHelp(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--help") != args.end() ||
+         std::find(args.begin(), args.end(), "-h") != args.end();
+}
+
+int Collective(const std::vector<std::string>& args) {
+  po::options_description opts("stratasim collective options (nccl-tests style)");
+  opts.add_options()("help,h", "show this help")("scenario", po::value<std::string>()->required(),
+                                                 "scenario YAML file (for the cluster)")(
+      "op,c", po::value<std::string>()->default_value("all_reduce"),
+      "collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, "
+      "gather, scatter")("minbytes,b", po::value<std::string>()->default_value("8"),
+                         "smallest size (K, M, G suffixes are powers of 1024)")(
+      "maxbytes,e", po::value<std::string>()->default_value("128M"), "largest size")(
+      "stepfactor,f", po::value<double>()->default_value(2), "size multiplication factor")(
+      "gpus,g", po::value<int>()->default_value(0), "number of GPUs (default: all)")(
+      "datatype,d", po::value<std::string>()->default_value("fp32"), "element type")(
+      "root,r", po::value<int>()->default_value(0), "root rank (broadcast, reduce, ...)")(
+      "algorithm,a", po::value<std::string>(), "force an algorithm (default: auto)")(
+      "protocol,p", po::value<std::string>(), "force a protocol: ll, ll128, simple")(
+      "channels", po::value<int>(), "force the number of channels")(
+      "fidelity", po::value<std::string>(), "step, stream or analytic (default: the scenario's)")(
+      "json", po::value<std::string>(), "also write the rows to this JSON file");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  if (WantsHelp(args)) {
+    std::cout << opts;
+    return 0;
+  }
+  po::variables_map vm = Parse(args, opts, pos);
+  Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
+  CollectiveSweep sweep;
+  const std::string op = vm["op"].as<std::string>();
+  bool found = false;
+  for (CollectiveKind k : kAllCollectiveKinds) {
+    if (ToString(k) == op) {
+      sweep.kind = k;
+      found = true;
+    }
+  }
+  if (!found) throw UsageError("--op " + op + ": not a collective");
+  const auto dtype = ParseDType(vm["datatype"].as<std::string>());
+  if (!dtype) throw UsageError("--datatype " + vm["datatype"].as<std::string>() + ": not a type");
+  sweep.dtype = *dtype;
+  try {
+    sweep.min_bytes = ParseSweepSize(vm["minbytes"].as<std::string>());
+    sweep.max_bytes = ParseSweepSize(vm["maxbytes"].as<std::string>());
+  } catch (const UnitError& e) {
+    throw UsageError(std::string("-b/-e: ") + e.what());
+  }
+  sweep.factor = vm["stepfactor"].as<double>();
+  sweep.gpus = vm["gpus"].as<int>();
+  sweep.root = vm["root"].as<int>();
+  if (vm.count("algorithm")) {
+    const std::string a = vm["algorithm"].as<std::string>();
+    if (!IsCollectiveAlgorithm(sweep.kind, a)) {
+      std::string known;
+      for (const std::string& k : CollectiveAlgorithms(sweep.kind)) known += " " + k;
+      throw UsageError("--algorithm " + a + ": " + op + " has:" + known);
+    }
+    s.simulation.collectives.algorithm[sweep.kind] = a;
+  }
+  if (vm.count("protocol")) {
+    const std::string p = vm["protocol"].as<std::string>();
+    const auto& known = CollectiveProtocols();
+    if (std::find(known.begin(), known.end(), p) == known.end()) {
+      throw UsageError("--protocol " + p + ": must be one of ll, ll128, simple, auto");
+    }
+    s.simulation.collectives.protocol = p;
+  }
+  if (vm.count("channels")) {
+    const int c = vm["channels"].as<int>();
+    if (c < 1 || c > 64) throw UsageError("--channels must be in [1, 64]");
+    s.simulation.collectives.channels = c;
+  }
+  if (vm.count("fidelity")) {
+    const std::string f = vm["fidelity"].as<std::string>();
+    if (f == "step") {
+      s.simulation.fidelity = Fidelity::kStep;
+    } else if (f == "stream") {
+      s.simulation.fidelity = Fidelity::kStream;
+    } else if (f == "analytic") {
+      s.simulation.fidelity = Fidelity::kAnalytic;
+    } else {
+      throw UsageError("--fidelity " + f + ": must be step, stream or analytic");
+    }
+  }
+  std::vector<SweepRow> rows;
+  try {
+    rows = RunCollectiveSweep(s, sweep);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  std::cout << FormatSweepTable(s, sweep, rows);
+  if (vm.count("json"))
+    WriteFileAtomically(vm["json"].as<std::string>(), SweepToJson(s, sweep, rows));
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -148,6 +262,7 @@ int Main(int argc, char** argv) {
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);
+    if (command == "collective") return Collective(args);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "models/gpt.h"
+#include "models/workload.h"
 #include "report/atomic_file.h"
 #include "report/chrome_trace.h"
 #include "report/results_json.h"
@@ -23,9 +23,8 @@ StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskG
   in.tokens_per_sample = tokens_per_sample;
   for (int r = 0; r < g.num_ranks(); ++r) {
     const GpuSpec& gpu = s.cluster.GpuOfRank(r);
-    in.peak_flops_per_rank.push_back(gpu.Supports(s.training.precision)
-                                         ? gpu.Peak(s.training.precision)
-                                         : 0.0);
+    in.peak_flops_per_rank.push_back(
+        gpu.Supports(s.training.precision) ? gpu.Peak(s.training.precision) : 0.0);
     in.memory_capacity_per_rank.push_back(gpu.memory_bytes);
   }
   StrategyResult r;
@@ -79,8 +78,8 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     if (p.plan) {
       try {
         run.trace = sim::Simulate(p.plan->graph, s.cluster, s.simulation);
-        run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace,
-                              p.plan->samples_per_iteration, p.plan->tokens_per_sample);
+        run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
+                              p.plan->tokens_per_sample);
         run.result.notes = p.plan->notes;
         run.graph = std::move(p.plan->graph);
       } catch (const Error& e) {
@@ -104,13 +103,19 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
   r.tool_version = tool_version;
   for (const ServerGroup& g : s.cluster.groups) {
     if (!r.gpu_summary.empty()) r.gpu_summary += " + ";
-    r.gpu_summary += std::to_string(g.count) + " x " + std::to_string(g.gpus_per_server) + " " +
-                     g.gpu;
+    r.gpu_summary +=
+        std::to_string(g.count) + " x " + std::to_string(g.gpus_per_server) + " " + g.gpu;
   }
   char model[200];
-  std::snprintf(model, sizeof model, "%s %s (%.3g M parameters), sequence %d, %s",
-                s.model.kind.c_str(), s.model.preset.empty() ? "custom" : s.model.preset.c_str(),
-                GptParameterCount(s.model) / 1e6, s.model.sequence,
+  const std::string name = s.model.preset.empty() ? "custom" : s.model.preset;
+  // Sequence length only means something for the language models.
+  const std::string sequence =
+      s.model.sequence > 0 && (s.model.kind == "gpt" || s.model.kind == "bert" ||
+                               s.model.kind == "llama" || s.model.kind == "moe")
+          ? ", sequence " + std::to_string(s.model.sequence)
+          : "";
+  std::snprintf(model, sizeof model, "%s %s (%.4g M parameters)%s, %s", s.model.kind.c_str(),
+                name.c_str(), ModelParameterCount(s.model) / 1e6, sequence.c_str(),
                 std::string(ToString(s.training.precision)).c_str());
   r.model_summary = model;
   return r;

@@ -31,7 +31,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       80 * kG,
                       2039 * kG,
                       "NVIDIA A100 Tensor Core GPU datasheet (2021), NVIDIA Ampere GA100 "
-                      "architecture whitepaper (2020)"});
+                      "architecture whitepaper (2020)",
+                      108});  // 108 SMs enabled in A100 (Ampere GA100 whitepaper)
 
   // A100 SXM4 40GB: same GA100 compute as the 80 GB part; 40 GB HBM2 at 1,555 GB/s.
   c.push_back(GpuSpec{"A100-SXM4-40GB",
@@ -43,7 +44,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       40 * kG,
                       1555 * kG,
                       "NVIDIA A100 Tensor Core GPU datasheet (2021), NVIDIA Ampere GA100 "
-                      "architecture whitepaper (2020)"});
+                      "architecture whitepaper (2020)",
+                      108});  // 108 SMs, as the 80 GB part
 
   // H100 SXM5: 67 TFLOPS FP32, 495 TF32, 989 FP16/BF16, 1,979 FP8, 1,979 INT8 TOPS (dense,
   // half the datasheet's sparsity figures); 80 GB HBM3 at 3.35 TB/s.
@@ -57,7 +59,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       80 * kG,
                       3350 * kG,
                       "NVIDIA H100 Tensor Core GPU datasheet (2023), NVIDIA H100 Tensor Core GPU "
-                      "architecture whitepaper (Hopper, 2022)"});
+                      "architecture whitepaper (Hopper, 2022)",
+                      132});  // 132 SMs in H100 SXM5 (Hopper whitepaper)
 
   // H200 SXM: the H100's compute with 141 GB HBM3e at 4.8 TB/s.
   c.push_back(GpuSpec{"H200",
@@ -69,7 +72,8 @@ std::vector<GpuSpec> MakeCatalog() {
                        {DType::kINT8, 1979 * kT}},
                       141 * kG,
                       4800 * kG,
-                      "NVIDIA H200 Tensor Core GPU datasheet (2024)"});
+                      "NVIDIA H200 Tensor Core GPU datasheet (2024)",
+                      132});  // 132 SMs (the H100 SXM5 die)
 
   // V100 SXM2 32GB: 15.7 TFLOPS FP32, 125 FP16 tensor (mixed precision). Volta tensor cores
   // do FP16 only: no BF16, TF32, FP8 or INT8 tensor units. 32 GB HBM2 at 900 GB/s.
@@ -78,7 +82,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       32 * kG,
                       900 * kG,
                       "NVIDIA Tesla V100 GPU datasheet (2020), NVIDIA Tesla V100 GPU architecture "
-                      "whitepaper (Volta, 2017)"});
+                      "whitepaper (Volta, 2017)",
+                      80});  // 80 SMs in V100 (Volta whitepaper)
 
   // GeForce RTX 3090: 35.6 TFLOPS FP32, 35.6 TF32, 71 FP16/BF16 with FP32 accumulate (142 with
   // FP16 accumulate), 284 INT8 TOPS (dense); 24 GB GDDR6X at 936 GB/s.
@@ -91,7 +96,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       24 * kG,
                       936 * kG,
                       "NVIDIA Ampere GA102 GPU architecture whitepaper (2020), Appendix A: "
-                      "GeForce RTX 3090"});
+                      "GeForce RTX 3090",
+                      82});  // 82 SMs in RTX 3090 (GA102 whitepaper)
 
   // GeForce RTX 4090: 82.6 TFLOPS FP32, 82.6 TF32, 165.2 FP16/BF16 and 330.3 FP8 with FP32
   // accumulate, 660.6 INT8 TOPS (dense); 24 GB GDDR6X at 1,008 GB/s.
@@ -105,7 +111,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       24 * kG,
                       1008 * kG,
                       "NVIDIA Ada Lovelace GPU architecture whitepaper (AD102, 2022), GeForce "
-                      "RTX 4090"});
+                      "RTX 4090",
+                      128});  // 128 SMs in RTX 4090 (Ada whitepaper)
 
   // GeForce RTX 2080 Ti (reference clocks, not Founders Edition): 13.4 TFLOPS FP32, 53.8 FP16
   // with FP32 accumulate (107.6 with FP16 accumulate), 215.2 INT8 TOPS. Turing tensor cores
@@ -116,7 +123,8 @@ std::vector<GpuSpec> MakeCatalog() {
               11 * kG,
               616 * kG,
               "NVIDIA Turing GPU architecture whitepaper (TU102, 2018), GeForce RTX 2080 "
-              "Ti at reference clocks"});
+              "Ti at reference clocks",
+              68});  // 68 SMs in RTX 2080 Ti (Turing whitepaper)
   return c;
 }
 

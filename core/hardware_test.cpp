@@ -23,6 +23,7 @@ TEST(Catalog, EveryEntryIsCitedAndComplete) {
     EXPECT_FALSE(g.source.empty());
     EXPECT_GT(g.memory_bytes, 0);
     EXPECT_GT(g.memory_bandwidth_Bps, 0);
+    EXPECT_GT(g.sm_count, 0);  // the cost model's wave quantisation needs it
     // Every part trains in FP32 and FP16; tensor-core FP16 is above FP32 on all of them.
     ASSERT_TRUE(g.Supports(DType::kFP32));
     ASSERT_TRUE(g.Supports(DType::kFP16));
@@ -34,6 +35,8 @@ TEST(Catalog, DatasheetFigures) {
   const GpuSpec* a100 = FindBuiltinGpu("A100-SXM4-80GB");
   ASSERT_NE(a100, nullptr);
   EXPECT_DOUBLE_EQ(a100->Peak(DType::kFP32), 19.5e12);
+  EXPECT_EQ(a100->sm_count, 108);
+  EXPECT_EQ(FindBuiltinGpu("H100-SXM5")->sm_count, 132);
   EXPECT_DOUBLE_EQ(a100->Peak(DType::kTF32), 156e12);
   EXPECT_DOUBLE_EQ(a100->Peak(DType::kBF16), 312e12);
   EXPECT_DOUBLE_EQ(a100->Peak(DType::kINT8), 624e12);

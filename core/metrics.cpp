@@ -1,6 +1,7 @@
 #include "core/metrics.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "core/error.h"
@@ -93,11 +94,16 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   m.mfu = peak_sum > 0 ? achieved / peak_sum : 0;
 
   std::vector<std::vector<Interval>> comm(n), busy(n);
-  std::vector<std::vector<std::pair<double, double>>> mem_events(n);  // (time, delta)
+  struct MemoryEvent {
+    double time;
+    double delta;
+    const std::string* category;
+  };
+  std::vector<std::vector<MemoryEvent>> mem_events(n);
   for (const Task& task : g.tasks()) {
     const TraceRecord& r = t.records[task.id];
     if (task.kind == TaskKind::kMemory) {
-      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes});
+      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes, &task.category});
     } else if (task.kind == TaskKind::kCompute) {
       busy[task.rank].push_back({r.start_s, r.end_s});
     } else if (IsCommunication(task.kind)) {
@@ -111,18 +117,30 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   m.exposed_comm_fraction = n > 0 ? exposed / n / window : 0;
 
   m.peak_memory_bytes.assign(n, 0);
+  m.peak_memory_breakdown.assign(n, {});
+  m.memory_capacity_bytes = in.memory_capacity_per_rank;
   for (int rank = 0; rank < n; ++rank) {
     // At equal times frees apply before allocations (a buffer released and another taken at
     // the same instant do not coexist); stable so equal events keep graph order.
     std::stable_sort(mem_events[rank].begin(), mem_events[rank].end(),
-                     [](const auto& a, const auto& b) {
-                       if (a.first != b.first) return a.first < b.first;
-                       return a.second < 0 && b.second >= 0;
+                     [](const MemoryEvent& a, const MemoryEvent& b) {
+                       if (a.time != b.time) return a.time < b.time;
+                       return a.delta < 0 && b.delta >= 0;
                      });
     double current = 0, peak = 0;
-    for (const auto& [time, delta] : mem_events[rank]) {
-      current += delta;
-      peak = std::max(peak, current);
+    std::map<std::string, double> live;
+    for (const MemoryEvent& e : mem_events[rank]) {
+      current += e.delta;
+      live[e.category->empty() ? "other" : *e.category] += e.delta;
+      if (current > peak) {
+        peak = current;
+        m.peak_memory_breakdown[rank] = live;
+      }
+    }
+    // Categories fully freed by the peak add nothing to its explanation.
+    std::map<std::string, double>& at_peak = m.peak_memory_breakdown[rank];
+    for (auto it = at_peak.begin(); it != at_peak.end();) {
+      it = it->second > 0.5 ? std::next(it) : at_peak.erase(it);  // < 1 byte: rounding
     }
     m.peak_memory_bytes[rank] = peak;
     if (rank < static_cast<int>(in.memory_capacity_per_rank.size()) &&

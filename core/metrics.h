@@ -2,6 +2,8 @@
 #ifndef STRATASIM_CORE_METRICS_H_
 #define STRATASIM_CORE_METRICS_H_
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/task_graph.h"
@@ -10,11 +12,11 @@
 namespace stratasim {
 
 struct MetricsInput {
-  int warmup_iterations = 0;     // iterations [0, warmup) are not measured
-  int measured_iterations = 1;   // iterations [warmup, warmup + measured)
+  int warmup_iterations = 0;    // iterations [0, warmup) are not measured
+  int measured_iterations = 1;  // iterations [warmup, warmup + measured)
   double samples_per_iteration = 0;
   double tokens_per_sample = 0;
-  std::vector<double> peak_flops_per_rank;     // dense peak for the training precision
+  std::vector<double> peak_flops_per_rank;  // dense peak for the training precision
   std::vector<double> memory_capacity_per_rank;
 };
 
@@ -29,7 +31,11 @@ struct Metrics {
   // (collectives, sends, receives, copies) and computed nothing.
   double exposed_comm_fraction = 0;
   std::vector<double> peak_memory_bytes;  // per rank, from the trace's memory events
-  std::vector<int> oom_ranks;             // ranks whose peak exceeds their capacity
+  // Per rank: what was allocated at the moment of that peak, by memory category (the memory
+  // tasks' Task::category: "weights", "activations", ...; "other" when a task has none).
+  std::vector<std::map<std::string, double>> peak_memory_breakdown;
+  std::vector<double> memory_capacity_bytes;  // per rank, as given in MetricsInput
+  std::vector<int> oom_ranks;                 // ranks whose peak exceeds their capacity
 };
 
 // Throws stratasim::Error when the trace does not cover the graph or an iteration is missing.

@@ -70,6 +70,38 @@ TEST(Metrics, WholeRunWhenNoWarmup) {
   EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, 150);
 }
 
+TEST(Metrics, PeakMemoryIsExplainedByCategory) {
+  // weights +10 at t=0, activations +20 at 1 and -20 at 2, comm buffers +5 at 3: the peak (30)
+  // is at t=1, made of weights and activations; the later buffers are not part of it.
+  TaskGraph g(1);
+  ExecutionTrace t;
+  t.num_ranks = 1;
+  const int s = g.Stream("c");
+  auto add = [&](TaskKind k, const char* category, double mem, double start, double end) {
+    Task x;
+    x.kind = k;
+    x.stream = s;
+    x.category = category;
+    x.memory_delta_bytes = mem;
+    const TaskId id = g.Add(x);
+    t.records.push_back(TraceRecord{id, 0, s, start, end, start});
+  };
+  add(TaskKind::kMemory, "weights", 10, 0, 0);
+  add(TaskKind::kMemory, "activations", 20, 1, 1);
+  add(TaskKind::kCompute, "", 0, 1, 2);
+  add(TaskKind::kMemory, "activations", -20, 2, 2);
+  add(TaskKind::kMemory, "", 5, 3, 3);
+  MetricsInput in;
+  in.measured_iterations = 1;
+  in.memory_capacity_per_rank = {25};
+  const Metrics m = ComputeMetrics(g, t, in);
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes[0], 30);
+  const std::map<std::string, double> expected = {{"activations", 20}, {"weights", 10}};
+  EXPECT_EQ(m.peak_memory_breakdown[0], expected);
+  EXPECT_EQ(m.memory_capacity_bytes, (std::vector<double>{25}));
+  EXPECT_EQ(m.oom_ranks, (std::vector<int>{0}));
+}
+
 TEST(Metrics, MismatchedTraceIsAnError) {
   Fixture f;
   f.t.records.pop_back();

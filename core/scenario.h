@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/calibration.h"
 #include "core/cluster.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -15,16 +18,47 @@
 
 namespace stratasim {
 
-// A workload model. `kind` selects the family in models/ ("gpt" in this version); the
-// transformer dimensions are filled from `preset` when one is named, else given one by one.
+// Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+// Large Transformer Models"): kFull keeps only each layer's input and re-runs the whole layer's
+// forward before its backward; kSelective drops and re-runs only the attention core (scores,
+// softmax, dropout, product with V), whose activations grow with s^2 but whose FLOPs are few.
+enum class Recompute { kNone, kSelective, kFull };
+std::string_view ToString(Recompute r);
+
+// A workload model. `kind` selects the family in models/ (models/workload.h lists them); the
+// dimensions are filled from `preset` when one is named, else given one by one. A field that a
+// kind does not use stays 0 (the loader rejects it for that kind).
 struct ModelSpec {
-  std::string kind = "gpt";
-  std::string preset;  // e.g. "gpt2-medium"; empty for a custom model
-  int layers = 0;
-  int hidden = 0;
+  std::string kind = "gpt";  // gpt | bert | llama | moe | resnet50 | vgg16 | graphsage
+  std::string preset;        // e.g. "gpt2-medium"; empty for a custom model
+
+  // Transformers (gpt, bert, llama, moe).
+  int layers = 0;  // also graphsage: the number of hops (= fanouts.size())
+  int hidden = 0;  // also graphsage: the hidden feature width
   int heads = 0;
   int sequence = 0;
   int vocabulary = 0;
+  int kv_heads = 0;    // llama: grouped-query attention's key/value heads; 0 = heads
+  int ffn_hidden = 0;  // MLP width; 0 = the kind's rule (4 * hidden; llama: SwiGLU's 8h/3 rule)
+
+  // Mixture of experts (moe): every layer's MLP is `experts` expert MLPs behind a top-k gate.
+  int experts = 0;
+  int top_k = 0;
+  double capacity_factor = 0;
+
+  // CNNs (resnet50, vgg16) and classifiers.
+  int image_size = 0;  // square input images, pixels per side
+  int classes = 0;     // also graphsage: output classes
+
+  // GraphSAGE: neighbour sampling over a synthetic uniform random graph.
+  std::vector<int> fanouts;  // neighbours sampled per vertex, hop 1 first
+  int feature_dim = 0;       // input feature width (FP32 on the host)
+  double graph_vertices = 0;
+  double graph_degree = 0;  // mean degree: a hop samples min(fanout, degree) neighbours
+
+  Recompute recompute = Recompute::kNone;
+  int recompute_layers = 0;  // recompute only the first N transformer layers; 0 = all
+
   SourceLocation where;  // of the `model` key, for errors raised when the model is built
 };
 
@@ -67,8 +101,13 @@ struct SimulationSpec {
   // Fixed cost added to every compute task: CUDA kernel launch latency is a few microseconds
   // (CUDA C++ Best Practices Guide). Set 0 for closed-form tests.
   double kernel_launch_s = 4e-6;
-  Fidelity fidelity = Fidelity::kStep;
+  // stream: as faithful as step for large uncontended messages and far cheaper for big groups
+  // (docs/collectives.md); step for studies of small messages and pipeline fill.
+  Fidelity fidelity = Fidelity::kStream;
   CollectiveSettings collectives;
+  // Measured efficiencies per GPU kind (core/calibration.h); where it lists a GPU kind, its
+  // figures replace the three above and the shape model for that kind.
+  std::optional<Calibration> calibration;
 };
 
 // One option value as written in the file, with where it was written.

@@ -24,11 +24,13 @@
 //       latency: "1us"               # per switch crossed, default 0
 //       servers_per_leaf: 4          # leaf_spine only, required there
 //       oversubscription: 2          # leaf_spine only, default 1; a number >= 1 or "2:1"
-//   model: {preset: gpt2-medium}     # or kind/layers/hidden/heads/sequence/vocabulary;
-//                                    # fields given with a preset override it
+//   model: {preset: gpt2-medium}     # or kind (gpt bert llama moe resnet50 vgg16 graphsage)
+//                                    # and the kind's fields; fields given with a preset
+//                                    # override it; recompute: none | selective | full
 //   training: {global_batch: 64, micro_batch: 4, precision: bf16,
 //              iterations: {warmup: 1, measured: 2}, seed: 42}
-//   simulation: {compute_efficiency: 0.7, memory_efficiency: 0.8, kernel_launch: "4us"}
+//   simulation: {compute_efficiency: 0.7, memory_efficiency: 0.8, kernel_launch: "4us",
+//                calibration: "h100.calibration.yaml"}   # relative to the scenario file
 //   strategies:                      # required, non-empty
 //     - {name: ddp, kind: ddp, options: {bucket_size: "25MiB", overlap: true}}
 //
@@ -59,44 +61,27 @@
 
 #include "core/collective_names.h"
 #include "core/hardware.h"
+#include "core/model_presets.h"
 #include "core/scenario.h"
 #include "core/units.h"
 
 namespace stratasim {
 namespace {
 
-// Transformer dimensions of the published GPT models.
-//   GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners", Table 2
-//     (layers, d_model; 64-dimensional heads, 1024-token context, 50,257-token BPE vocabulary).
-//   GPT-3: Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1 (n_layers,
-//     d_model, n_heads; 2048-token context; GPT-2's vocabulary). Two entries of that table do not
-//     multiply out, and we keep d_head from it: GPT-3 XL (1.3B) lists 24 heads of 128 (24 x 128
-//     != 2048), kept as 16 heads of 128; GPT-3 13B lists d_model 5140, kept as 40 x 128 = 5120.
-struct ModelPreset {
-  const char* name;
-  int layers;
-  int hidden;
-  int heads;
-  int sequence;
-  int vocabulary;
-};
-
-constexpr int kGptVocabulary = 50257;
-
-constexpr ModelPreset kModelPresets[] = {
-    {"gpt2-small", 12, 768, 12, 1024, kGptVocabulary},
-    {"gpt2-medium", 24, 1024, 16, 1024, kGptVocabulary},
-    {"gpt2-large", 36, 1280, 20, 1024, kGptVocabulary},
-    {"gpt2-xl", 48, 1600, 25, 1024, kGptVocabulary},
-    {"gpt3-125m", 12, 768, 12, 2048, kGptVocabulary},
-    {"gpt3-350m", 24, 1024, 16, 2048, kGptVocabulary},
-    {"gpt3-760m", 24, 1536, 16, 2048, kGptVocabulary},
-    {"gpt3-1.3b", 24, 2048, 16, 2048, kGptVocabulary},
-    {"gpt3-2.7b", 32, 2560, 32, 2048, kGptVocabulary},
-    {"gpt3-6.7b", 32, 4096, 32, 2048, kGptVocabulary},
-    {"gpt3-13b", 40, 5120, 40, 2048, kGptVocabulary},
-    {"gpt3-175b", 96, 12288, 96, 2048, kGptVocabulary},
-};
+// Model keys each kind accepts besides kind, preset, recompute and recompute_layers.
+std::vector<std::string> ModelKeysOf(const std::string& kind) {
+  const std::vector<std::string> transformer = {"layers",   "hidden",     "heads",
+                                                "sequence", "vocabulary", "ffn_hidden"};
+  std::vector<std::string> keys;
+  if (IsTransformerKind(kind)) keys = transformer;
+  if (kind == "llama") keys.push_back("kv_heads");
+  if (kind == "moe") keys.insert(keys.end(), {"experts", "top_k", "capacity_factor"});
+  if (kind == "resnet50" || kind == "vgg16") keys = {"image_size", "classes"};
+  if (kind == "graphsage") {
+    keys = {"fanouts", "feature_dim", "hidden", "classes", "graph_vertices", "graph_degree"};
+  }
+  return keys;
+}
 
 // A value in the document and the key path that names it in messages.
 struct Field {
@@ -619,46 +604,181 @@ double Loader::Ratio(const Field& f) const {
 }
 
 ModelSpec Loader::Model(const Field& f) const {
-  Map m(*this, f, {"preset", "kind", "layers", "hidden", "heads", "sequence", "vocabulary"});
+  const std::vector<std::string> common = {"preset", "kind", "recompute", "recompute_layers"};
+  std::vector<std::string> all = common;
+  for (const std::string& kind : ModelKinds()) {
+    for (const std::string& key : ModelKeysOf(kind)) {
+      if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+    }
+  }
+  Map m(*this, f, all);
   ModelSpec spec;
-  spec.where = Where(f.key);
-  if (auto kind = m.Get("kind")) {
+  const std::optional<Field> kind = m.Get("kind");
+  if (kind) {
     spec.kind = String(*kind);
-    if (spec.kind != "gpt") Fail(*kind, "unknown model kind (known: gpt)");
+    const std::vector<std::string>& kinds = ModelKinds();
+    if (std::find(kinds.begin(), kinds.end(), spec.kind) == kinds.end()) {
+      Fail(*kind, "unknown model kind (known: " + Join(kinds) + ")");
+    }
   }
   if (auto preset = m.Get("preset")) {
-    spec.preset = String(*preset);
-    const ModelPreset* found = nullptr;
-    std::vector<std::string> names;
-    for (const ModelPreset& p : kModelPresets) {
-      names.push_back(p.name);
-      if (spec.preset == p.name) found = &p;
+    const ModelSpec* found = FindModelPreset(String(*preset));
+    if (found == nullptr) {
+      Fail(*preset, "unknown preset (known: " + Join(ModelPresetNames()) + ")");
     }
-    if (found == nullptr) Fail(*preset, "unknown preset (known: " + Join(names) + ")");
-    spec.layers = found->layers;
-    spec.hidden = found->hidden;
-    spec.heads = found->heads;
-    spec.sequence = found->sequence;
-    spec.vocabulary = found->vocabulary;
+    // An MoE model is GPT-style: a GPT preset gives its dense dimensions.
+    const bool moe_of_gpt = kind && spec.kind == "moe" && found->kind == "gpt";
+    if (kind && spec.kind != found->kind && !moe_of_gpt) {
+      std::vector<std::string> same;
+      for (const std::string& name : ModelPresetNames()) {
+        if (FindModelPreset(name)->kind == spec.kind) same.push_back(name);
+      }
+      Fail(*preset, "is a " + found->kind + " preset, not " + spec.kind +
+                        (same.empty() ? "" : " (" + spec.kind + " presets: " + Join(same) + ")"));
+    }
+    const std::string chosen = spec.kind;
+    spec = *found;
+    if (moe_of_gpt) spec.kind = chosen;
   }
-  const std::pair<const char*, int*> dims[] = {{"layers", &spec.layers},
-                                               {"hidden", &spec.hidden},
-                                               {"heads", &spec.heads},
-                                               {"sequence", &spec.sequence},
-                                               {"vocabulary", &spec.vocabulary}};
-  for (const auto& [key, target] : dims) {
+  spec.where = Where(f.key);
+  const bool custom = spec.preset.empty();
+
+  // A key the kind does not use is an error, not ignored.
+  const std::vector<std::string> own = ModelKeysOf(spec.kind);
+  for (const std::string& key : all) {
+    auto field = m.Get(key);
+    if (!field || std::find(common.begin(), common.end(), key) != common.end() ||
+        std::find(own.begin(), own.end(), key) != own.end()) {
+      continue;
+    }
+    std::vector<std::string> users;
+    for (const std::string& k : ModelKinds()) {
+      const std::vector<std::string> keys = ModelKeysOf(k);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) users.push_back(k);
+    }
+    FailAt(field->key, field->path,
+           "only used by kind " + Join(users) + " (this model is " + spec.kind + ")");
+  }
+  auto positive = [&](const char* key, int* target, const char* why) {
     if (auto value = m.Get(key)) {
       *target = Int(*value, 1);
-    } else if (spec.preset.empty()) {
-      m.Require(key, "or name a preset");
+    } else if (custom && why != nullptr) {
+      m.Require(key, why);
+    }
+  };
+
+  if (IsTransformerKind(spec.kind)) {
+    const std::pair<const char*, int*> dims[] = {{"layers", &spec.layers},
+                                                 {"hidden", &spec.hidden},
+                                                 {"heads", &spec.heads},
+                                                 {"sequence", &spec.sequence},
+                                                 {"vocabulary", &spec.vocabulary}};
+    for (const auto& [key, target] : dims) positive(key, target, "or name a preset");
+    positive("ffn_hidden", &spec.ffn_hidden, nullptr);
+    if (spec.hidden % spec.heads != 0) {
+      // Presets are consistent, so an override made it wrong: blame the field that was written.
+      if (auto heads = m.Get("heads")) {
+        Fail(*heads, "must divide hidden (" + std::to_string(spec.hidden) + ")");
+      }
+      Fail(*m.Get("hidden"), "must be a multiple of heads (" + std::to_string(spec.heads) + ")");
     }
   }
-  if (spec.hidden % spec.heads != 0) {
-    // Presets are consistent, so an override made it wrong: blame the field that was written.
-    if (auto heads = m.Get("heads")) {
-      Fail(*heads, "must divide hidden (" + std::to_string(spec.hidden) + ")");
+  if (spec.kind == "llama") {
+    positive("kv_heads", &spec.kv_heads, nullptr);
+    if (spec.kv_heads == 0) spec.kv_heads = spec.heads;
+    if (spec.heads % spec.kv_heads != 0) {
+      if (auto kv = m.Get("kv_heads")) {
+        Fail(*kv, "must divide heads (" + std::to_string(spec.heads) + ")");
+      }
+      Fail(*m.Get("heads"),
+           "must be a multiple of kv_heads (" + std::to_string(spec.kv_heads) + ")");
     }
-    Fail(*m.Get("hidden"), "must be a multiple of heads (" + std::to_string(spec.heads) + ")");
+  }
+  if (spec.kind == "moe") {
+    spec.experts = Int(m.Require("experts", "kind moe needs it"), 1);
+    spec.top_k = 1;  // Switch Transformer routing (Fedus et al. 2022)
+    if (auto top_k = m.Get("top_k")) {
+      spec.top_k = Int(*top_k, 1);
+      if (spec.top_k > spec.experts) {
+        Fail(*top_k, "must be <= experts (" + std::to_string(spec.experts) + ")");
+      }
+    }
+    spec.capacity_factor = 1.25;  // Fedus et al. 2022, Switch Transformer's training setting
+    if (auto cf = m.Get("capacity_factor")) {
+      double v = 0;
+      if (!cf->value.IsScalar() || !ParseNumber(cf->value.Scalar(), &v) || v <= 0) {
+        Fail(*cf, "must be a number greater than 0");
+      }
+      spec.capacity_factor = v;
+    }
+  }
+  if (spec.kind == "resnet50" || spec.kind == "vgg16") {
+    if (spec.image_size == 0) spec.image_size = 224;
+    if (spec.classes == 0) spec.classes = 1000;
+    if (auto size = m.Get("image_size")) {
+      spec.image_size = Int(*size, 32);
+      if (spec.image_size % 32 != 0) {
+        Fail(*size, "must be a multiple of 32 (the network halves it five times)");
+      }
+    }
+    positive("classes", &spec.classes, nullptr);
+  }
+  if (spec.kind == "graphsage") {
+    const char* why = "kind graphsage needs it, or name a preset";
+    if (auto fanouts = m.Get("fanouts")) {
+      spec.fanouts.clear();
+      for (const Field& item : List(*fanouts, true)) spec.fanouts.push_back(Int(item, 1));
+    } else if (custom) {
+      m.Require("fanouts", why);
+    }
+    spec.layers = static_cast<int>(spec.fanouts.size());
+    positive("feature_dim", &spec.feature_dim, why);
+    positive("hidden", &spec.hidden, why);
+    positive("classes", &spec.classes, why);
+    if (auto vertices = m.Get("graph_vertices")) {
+      spec.graph_vertices = static_cast<double>(Integer(*vertices, 1, LLONG_MAX));
+    } else if (custom) {
+      m.Require("graph_vertices", why);
+    }
+    if (auto degree = m.Get("graph_degree")) {
+      double v = 0;
+      if (!degree->value.IsScalar() || !ParseNumber(degree->value.Scalar(), &v) || v <= 0) {
+        Fail(*degree, "must be a number greater than 0");
+      }
+      spec.graph_degree = v;
+    } else if (custom) {
+      m.Require("graph_degree", why);
+    }
+  }
+
+  if (auto recompute = m.Get("recompute")) {
+    const std::string v = String(*recompute);
+    if (v == "none") {
+      spec.recompute = Recompute::kNone;
+    } else if (v == "full") {
+      spec.recompute = Recompute::kFull;
+    } else if (v == "selective") {
+      if (!IsTransformerKind(spec.kind)) {
+        Fail(*recompute,
+             "selective recomputation drops attention activations: only for kinds "
+             "gpt, bert, llama, moe");
+      }
+      spec.recompute = Recompute::kSelective;
+    } else {
+      Fail(*recompute, "must be one of: none, selective, full");
+    }
+  }
+  if (auto count = m.Get("recompute_layers")) {
+    if (!IsTransformerKind(spec.kind)) {
+      Fail(*count, "only for kinds gpt, bert, llama, moe (it counts transformer layers)");
+    }
+    spec.recompute_layers = Int(*count, 0);
+    if (spec.recompute_layers > spec.layers) {
+      Fail(*count, "must be <= layers (" + std::to_string(spec.layers) + ")");
+    }
+    if (spec.recompute == Recompute::kNone && spec.recompute_layers > 0) {
+      Fail(*count, "needs recompute: selective or full");
+    }
   }
   return spec;
 }
@@ -697,7 +817,8 @@ TrainingSpec Loader::Training(const Field& f) const {
 
 SimulationSpec Loader::Simulation(const Field& f) const {
   Map m(*this, f,
-        {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives"});
+        {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives",
+         "calibration"});
   SimulationSpec spec;
   if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
   if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
@@ -715,6 +836,12 @@ SimulationSpec Loader::Simulation(const Field& f) const {
     }
   }
   if (auto coll = m.Get("collectives")) spec.collectives = Collectives(*coll);
+  if (auto calibration = m.Get("calibration")) {
+    // Relative to the scenario file, so a scenario and its calibration move together.
+    std::filesystem::path path = Name(*calibration);
+    if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+    spec.calibration = LoadCalibrationFile(path.lexically_normal().string());
+  }
   return spec;
 }
 

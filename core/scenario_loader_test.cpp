@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -309,6 +310,134 @@ TEST(LoadScenario, EveryPresetLoads) {
   }
 }
 
+// The base scenario with its model section replaced by `model` (lines from 14 on).
+Scenario WithModel(const std::string& model) {
+  return LoadScenarioText(Base("preset: gpt2-medium", model), "t.yaml");
+}
+
+TEST(LoadScenario, ModelKindsAndPresets) {
+  Scenario bert = WithModel("preset: bert-large\n  recompute: selective");
+  EXPECT_EQ(bert.model.kind, "bert");
+  EXPECT_EQ(bert.model.layers, 24);
+  EXPECT_EQ(bert.model.vocabulary, 30522);
+  EXPECT_EQ(bert.model.recompute, Recompute::kSelective);
+
+  Scenario llama = WithModel(
+      "preset: llama2-70b\n  sequence: 2048\n  recompute: full\n"
+      "  recompute_layers: 40");
+  EXPECT_EQ(llama.model.kind, "llama");
+  EXPECT_EQ(llama.model.kv_heads, 8);
+  EXPECT_EQ(llama.model.ffn_hidden, 28672);
+  EXPECT_EQ(llama.model.sequence, 2048);
+  EXPECT_EQ(llama.model.recompute, Recompute::kFull);
+  EXPECT_EQ(llama.model.recompute_layers, 40);
+  // A custom LLaMA without kv_heads has multi-head attention.
+  Scenario mha = WithModel(
+      "kind: llama\n  layers: 2\n  hidden: 256\n  heads: 8\n"
+      "  sequence: 64\n  vocabulary: 100");
+  EXPECT_EQ(mha.model.kv_heads, 8);
+  EXPECT_EQ(mha.model.ffn_hidden, 0);  // the SwiGLU rule applies when the model is built
+
+  // An MoE model takes its dense dimensions from a GPT preset.
+  Scenario moe = WithModel(
+      "kind: moe\n  preset: gpt3-1.3b\n  experts: 16\n  top_k: 2\n"
+      "  capacity_factor: 1.5");
+  EXPECT_EQ(moe.model.kind, "moe");
+  EXPECT_EQ(moe.model.hidden, 2048);
+  EXPECT_EQ(moe.model.experts, 16);
+  EXPECT_EQ(moe.model.top_k, 2);
+  EXPECT_DOUBLE_EQ(moe.model.capacity_factor, 1.5);
+  Scenario switch_like = WithModel("kind: moe\n  preset: gpt3-125m\n  experts: 8");
+  EXPECT_EQ(switch_like.model.top_k, 1);
+  EXPECT_DOUBLE_EQ(switch_like.model.capacity_factor, 1.25);
+
+  Scenario resnet = WithModel("kind: resnet50");
+  EXPECT_EQ(resnet.model.image_size, 224);
+  EXPECT_EQ(resnet.model.classes, 1000);
+  Scenario vgg = WithModel("preset: vgg16\n  image_size: 256\n  classes: 10");
+  EXPECT_EQ(vgg.model.kind, "vgg16");
+  EXPECT_EQ(vgg.model.image_size, 256);
+  EXPECT_EQ(vgg.model.classes, 10);
+
+  Scenario sage = WithModel("preset: graphsage-reddit\n  fanouts: [10, 10, 5]");
+  EXPECT_EQ(sage.model.kind, "graphsage");
+  EXPECT_EQ(sage.model.fanouts, (std::vector<int>{10, 10, 5}));
+  EXPECT_EQ(sage.model.layers, 3);
+  EXPECT_EQ(sage.model.feature_dim, 602);
+  Scenario custom = WithModel(
+      "kind: graphsage\n  fanouts: [5]\n  feature_dim: 16\n"
+      "  hidden: 32\n  classes: 4\n  graph_vertices: 1000\n"
+      "  graph_degree: 7.5");
+  EXPECT_DOUBLE_EQ(custom.model.graph_vertices, 1000);
+  EXPECT_DOUBLE_EQ(custom.model.graph_degree, 7.5);
+}
+
+TEST(LoadScenarioErrors, ModelKindRules) {
+  auto model_error = [](const std::string& model) {
+    return ErrorOf(Base("preset: gpt2-medium", model));
+  };
+  ExpectError(model_error("preset: gpt2-medium\n  experts: 8"), 15, 3, "model.experts",
+              "only used by kind moe (this model is gpt)");
+  ExpectError(model_error("preset: resnet50\n  layers: 8"), 15, 3, "model.layers",
+              "only used by kind gpt, bert, llama, moe (this model is resnet50)");
+  ExpectError(model_error("preset: llama3-8b\n  kv_heads: 5"), 15, 13, "model.kv_heads",
+              "must divide heads (32)");
+  ExpectError(model_error("preset: llama3-8b\n  heads: 36"), 15, 10, "model.heads",
+              "must divide hidden (4096)");
+  ExpectError(model_error("kind: moe\n  preset: gpt2-small"), 14, 3, "model.experts",
+              "required field missing (kind moe needs it)");
+  ExpectError(model_error("kind: moe\n  preset: gpt2-small\n  experts: 4\n  top_k: 5"), 17, 10,
+              "model.top_k", "must be <= experts (4)");
+  ExpectError(model_error("kind: moe\n  preset: gpt2-small\n  experts: 4\n  capacity_factor: 0"),
+              17, 20, "model.capacity_factor", "must be a number greater than 0");
+  ExpectError(model_error("kind: resnet50\n  image_size: 100"), 15, 15, "model.image_size",
+              "must be a multiple of 32 (the network halves it five times)");
+  ExpectError(model_error("kind: graphsage\n  fanouts: [10, 0]"), 15, 17, "model.fanouts[1]",
+              "must be an integer >= 1");
+  ExpectError(model_error("kind: graphsage\n  fanouts: []"), 15, 12, "model.fanouts",
+              "must not be empty");
+  ExpectError(model_error("kind: graphsage\n  fanouts: [10]"), 14, 3, "model.feature_dim",
+              "required field missing (kind graphsage needs it, or name a preset)");
+  ExpectError(model_error("preset: graphsage-reddit\n  graph_degree: -1"), 15, 17,
+              "model.graph_degree", "must be a number greater than 0");
+  ExpectError(model_error("preset: resnet50\n  recompute: selective"), 15, 14, "model.recompute",
+              "selective recomputation drops attention activations: only for kinds gpt, bert, "
+              "llama, moe");
+  ExpectError(model_error("preset: gpt2-medium\n  recompute: some"), 15, 14, "model.recompute",
+              "must be one of: none, selective, full");
+  ExpectError(model_error("preset: gpt2-medium\n  recompute: full\n  recompute_layers: 25"), 16, 21,
+              "model.recompute_layers", "must be <= layers (24)");
+  ExpectError(model_error("preset: gpt2-medium\n  recompute_layers: 2"), 15, 21,
+              "model.recompute_layers", "needs recompute: selective or full");
+  ExpectError(model_error("kind: llama\n  preset: bert-base"), 15, 11, "model.preset",
+              "is a bert preset, not llama (llama presets: llama2-7b, llama2-13b, llama2-70b, "
+              "llama3-8b)");
+}
+
+TEST(LoadScenario, SimulationCalibrationIsReadRelativeToTheScenario) {
+  const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / "calibration_rel").lexically_normal().string();
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir + "/gpu.yaml") << "format: stratasim-calibration\nversion: 1\ngpus:\n"
+                                        "  - {gpu: A100-SXM4-80GB, memory_efficiency: 0.9}\n";
+    std::ofstream(dir + "/s.yaml")
+        << Base("strategies:", "simulation: {calibration: gpu.yaml}\nstrategies:");
+    std::ofstream(dir + "/bad.yaml")
+        << Base("strategies:", "simulation: {calibration: missing.yaml}\nstrategies:");
+  }
+  const Scenario s = LoadScenarioFile(dir + "/s.yaml");
+  ASSERT_TRUE(s.simulation.calibration.has_value());
+  EXPECT_EQ(s.simulation.calibration->file, dir + "/gpu.yaml");
+  EXPECT_DOUBLE_EQ(*s.simulation.calibration->FindGpu("A100-SXM4-80GB")->memory_efficiency, 0.9);
+  try {
+    LoadScenarioFile(dir + "/bad.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.where().file, dir + "/missing.yaml");
+  }
+}
+
 TEST(LoadScenario, NvLinkAllConnectsEveryPair) {
   Scenario s = LoadScenarioText(Base(R"(nvswitch: {bandwidth: "300GB/s", latency: "1us"})",
                                      R"(nvlink: {pairs: all, bandwidth: "25GB/s"})"),
@@ -434,8 +563,10 @@ TEST(LoadScenarioErrors, WrongTypes) {
                               "  servers: {a: 1}\n")),
               3, 12, "cluster.servers", "must be a list, not a map");
   ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
-              "must be a map, not a scalar (keys: preset, kind, layers, hidden, heads, sequence, "
-              "vocabulary)");
+              "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
+              "layers, hidden, heads, sequence, vocabulary, ffn_hidden, kv_heads, experts, top_k, "
+              "capacity_factor, image_size, classes, fanouts, feature_dim, graph_vertices, "
+              "graph_degree)");
   ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
               "training.global_batch", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("name: base", "name: [a]")), 1, 7, "name",
@@ -551,10 +682,9 @@ TEST(LoadScenarioErrors, Network) {
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: single_switch\n    servers_per_leaf: 2")),
               12, 23, "cluster.network.servers_per_leaf",
               "only allowed with kind leaf_spine or rail_optimized");
-  ExpectError(
-      ErrorOf(Base("kind: single_switch", "kind: rail_optimized\n    servers_per_leaf: 2")), 12,
-      23, "cluster.network.servers_per_leaf",
-      "not allowed with kind rail_optimized (NIC k of every server is on leaf k)");
+  ExpectError(ErrorOf(Base("kind: single_switch", "kind: rail_optimized\n    servers_per_leaf: 2")),
+              12, 23, "cluster.network.servers_per_leaf",
+              "not allowed with kind rail_optimized (NIC k of every server is on leaf k)");
   ExpectError(ErrorOf(Base("kind: single_switch", "kind: leaf_spine\n    servers_per_leaf: 0")), 12,
               23, "cluster.network.servers_per_leaf", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("kind: single_switch",
@@ -639,13 +769,18 @@ TEST(LoadScenarioErrors, CustomGpus) {
 TEST(LoadScenarioErrors, Model) {
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt4")), 14, 11, "model.preset",
               "unknown preset (known: gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-125m, "
-              "gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b)");
+              "gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, "
+              "bert-base, bert-large, llama2-7b, llama2-13b, llama2-70b, llama3-8b, resnet50, "
+              "vgg16, graphsage-reddit, graphsage-products)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  heads: 15")), 15, 10,
               "model.heads", "must divide hidden (1024)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  hidden: 1000")), 15, 11,
               "model.hidden", "must be a multiple of heads (16)");
-  ExpectError(ErrorOf(Base("preset: gpt2-medium", "kind: bert\n  preset: gpt2-medium")), 14, 9,
-              "model.kind", "unknown model kind (known: gpt)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "kind: bart\n  preset: gpt2-medium")), 14, 9,
+              "model.kind",
+              "unknown model kind (known: gpt, bert, llama, moe, resnet50, vgg16, graphsage)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "kind: bert\n  preset: gpt2-medium")), 15, 11,
+              "model.preset", "is a gpt preset, not bert (bert presets: bert-base, bert-large)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "layers: 2\n  hidden: 64\n  heads: 4")), 14, 3,
               "model.sequence", "required field missing (or name a preset)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  layers: 0")), 15, 11,
@@ -685,12 +820,12 @@ TEST(LoadScenarioErrors, EfficiencyOutsideZeroOne) {
 }
 
 TEST(LoadScenario, SimulationFidelityAndCollectives) {
-  const Scenario s = LoadScenarioText(
-      Base("strategies:",
-           "simulation:\n  fidelity: stream\n  collectives:\n"
-           "    algorithms: {all_reduce: hierarchical, all_to_all: pairwise}\n"
-           "    protocol: ll128\n    channels: 4\nstrategies:"),
-      "t.yaml");
+  const Scenario s =
+      LoadScenarioText(Base("strategies:",
+                            "simulation:\n  fidelity: stream\n  collectives:\n"
+                            "    algorithms: {all_reduce: hierarchical, all_to_all: pairwise}\n"
+                            "    protocol: ll128\n    channels: 4\nstrategies:"),
+                       "t.yaml");
   EXPECT_EQ(s.simulation.fidelity, Fidelity::kStream);
   EXPECT_EQ(s.simulation.collectives.algorithm.at(CollectiveKind::kAllReduce), "hierarchical");
   EXPECT_EQ(s.simulation.collectives.algorithm.at(CollectiveKind::kAllToAll), "pairwise");
@@ -717,12 +852,10 @@ TEST(LoadScenarioErrors, SimulationFidelityAndCollectives) {
               18, 41, "simulation.collectives.algorithms.allreduce",
               "unknown key (known: all_reduce, reduce_scatter, all_gather, broadcast, reduce, "
               "all_to_all, all_to_all_v, gather, scatter)");
-  ExpectError(ErrorOf(Base("strategies:",
-                           "simulation: {collectives: {protocol: fast}}\nstrategies:")),
-              18, 38, "simulation.collectives.protocol",
-              "must be one of: auto, ll, ll128, simple");
-  ExpectError(ErrorOf(Base("strategies:",
-                           "simulation: {collectives: {channels: 0}}\nstrategies:")),
+  ExpectError(
+      ErrorOf(Base("strategies:", "simulation: {collectives: {protocol: fast}}\nstrategies:")), 18,
+      38, "simulation.collectives.protocol", "must be one of: auto, ll, ll128, simple");
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {collectives: {channels: 0}}\nstrategies:")),
               18, 38, "simulation.collectives.channels", "must be an integer in [1, 64]");
 }
 

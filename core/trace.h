@@ -27,7 +27,11 @@ struct ExecutionTrace {
   int num_ranks = 0;
   std::vector<std::string> streams;
   std::vector<TraceRecord> records;  // records[i].task == i: one record per task of the graph
+  // Per collective of the graph: how the executor ran it, e.g. "ring/simple/4ch" (empty when
+  // the executor does not choose, as NCCL's own choice is not observable from outside).
+  std::vector<std::string> collective_algorithms;
   double makespan_s = 0;
+  long long activities = 0;  // SimGrid activities the run created (speed benchmarks)
 };
 
 std::string TraceToJson(const ExecutionTrace& t);

@@ -17,6 +17,8 @@ std::string TraceToJson(const ExecutionTrace& t) {
   j["num_ranks"] = t.num_ranks;
   j["streams"] = t.streams;
   j["makespan_s"] = t.makespan_s;
+  j["collective_algorithms"] = t.collective_algorithms;
+  j["activities"] = t.activities;
   Json task = Json::array(), rank = Json::array(), stream = Json::array(), start = Json::array(),
        end = Json::array(), transfer = Json::array();
   for (const TraceRecord& r : t.records) {
@@ -44,6 +46,10 @@ ExecutionTrace TraceFromJson(const std::string& text) {
     t.num_ranks = j.at("num_ranks").get<int>();
     t.streams = j.at("streams").get<std::vector<std::string>>();
     t.makespan_s = j.at("makespan_s").get<double>();
+    if (j.contains("activities")) t.activities = j.at("activities").get<long long>();
+    if (j.contains("collective_algorithms")) {
+      t.collective_algorithms = j.at("collective_algorithms").get<std::vector<std::string>>();
+    }
     const Json& r = j.at("records");
     const auto task = r.at("task").get<std::vector<TaskId>>();
     const auto rank = r.at("rank").get<std::vector<int>>();

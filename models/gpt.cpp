@@ -1,115 +1,92 @@
 #include "models/gpt.h"
 
+#include "models/ops.h"
+#include "models/spec_check.h"
+
 namespace stratasim {
-namespace {
-
-// Elementwise kernel reading and writing `elements` values of `e` bytes `passes` times.
-OpCost Elementwise(const std::string& name, double elements, double e, double passes) {
-  OpCost op;
-  op.name = name;
-  op.kind = OpKind::kElementwise;
-  op.forward_bytes = passes * elements * e;
-  op.backward_bytes = 2 * op.forward_bytes;  // gradient in, gradient out, saved input
-  return op;
-}
-
-// GEMM of an [m, k] activation by a [k, n] weight: forward 2mkn, backward 4mkn (input
-// gradient and weight gradient are one GEMM each).
-OpCost Gemm(const std::string& name, double m, double k, double n, double e) {
-  OpCost op;
-  op.name = name;
-  op.kind = OpKind::kGemm;
-  op.forward_flops = 2 * m * k * n;
-  op.backward_flops = 2 * op.forward_flops;
-  op.forward_bytes = e * (m * k + k * n + m * n);
-  op.backward_bytes = 2 * op.forward_bytes;
-  return op;
-}
-
-void Check(const ModelSpec& s) {
-  auto fail = [&](const std::string& key, int value, const std::string& rule) {
-    throw ConfigError(s.where, "model." + key, std::to_string(value), rule);
-  };
-  if (s.kind != "gpt") {
-    throw ConfigError(s.where, "model.kind", s.kind, "unknown model kind (known: gpt)");
-  }
-  if (s.layers < 1) fail("layers", s.layers, "must be >= 1");
-  if (s.hidden < 1) fail("hidden", s.hidden, "must be >= 1");
-  if (s.heads < 1 || s.hidden % s.heads != 0) fail("heads", s.heads, "must divide hidden");
-  if (s.sequence < 1) fail("sequence", s.sequence, "must be >= 1");
-  if (s.vocabulary < 1) fail("vocabulary", s.vocabulary, "must be >= 1");
-}
-
-}  // namespace
 
 double GptParameterCount(const ModelSpec& s) {
   const double l = s.layers, h = s.hidden, V = s.vocabulary, seq = s.sequence;
   return 12 * l * h * h * (1 + 13 / (12 * h) + (V + seq) / (12 * l * h)) + 2 * h;
 }
 
-double GptTrainingFlops(const ModelSpec& s, double batch) {
+double GptTrainingFlops(const ModelSpec& s, double batch, Recompute recompute) {
   const double l = s.layers, h = s.hidden, V = s.vocabulary, seq = s.sequence;
-  return 72 * batch * seq * l * h * h * (1 + seq / (6 * h) + V / (12 * l * h));
+  const double B = batch;
+  switch (recompute) {
+    case Recompute::kFull:
+      return 96 * B * seq * l * h * h * (1 + seq / (6 * h) + V / (16 * l * h));
+    case Recompute::kSelective:
+      return 72 * B * seq * l * h * h * (1 + 2 * seq / (9 * h) + V / (12 * l * h));
+    case Recompute::kNone:
+      break;
+  }
+  return 72 * B * seq * l * h * h * (1 + seq / (6 * h) + V / (12 * l * h));
 }
 
-GptWorkload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype) {
-  Check(spec);
-  const double b = micro_batch, s = spec.sequence, h = spec.hidden, a = spec.heads;
-  const double V = spec.vocabulary, e = BytesPerElement(dtype);
-  const double tokens = b * s;  // rows of every activation matrix
-  GptWorkload w;
+LayerCost EmbeddingLayer(double tokens, double hidden, double vocabulary, double positions,
+                         double e, bool dropout) {
+  LayerCost L;
+  L.name = "embedding";
+  // Gathers rows of the token (and position) tables and sums them; the backward scatters the
+  // gradient into the tables: a weight gradient with no input gradient (the inputs are ids).
+  OpCost embed = Elementwise("embed", tokens * hidden, e, positions > 0 ? 2 : 1, 1);
+  embed.backward_weight.bytes = embed.backward_input.bytes;
+  embed.backward_input = KernelCost{};
+  L.ops.push_back(embed);
+  if (dropout) L.ops.push_back(Dropout("embed_dropout", tokens * hidden, e));
+  L.params = (vocabulary + positions) * hidden;
+  return L;
+}
+
+LayerCost LmHeadLayer(const std::string& name, double tokens, double hidden, double vocabulary,
+                      double e, bool tied, bool rms_norm) {
+  LayerCost L;
+  L.name = name;
+  OpCost norm = Elementwise("final_norm", tokens * hidden, e, 1, 1);
+  norm.saved_bytes = tokens * hidden * e;
+  L.ops.push_back(norm);
+  L.ops.push_back(Linear("logits", tokens, hidden, vocabulary, e));
+  // Softmax cross-entropy in FP32 over the vocabulary: reads the logits, writes and keeps the
+  // probabilities for the backward.
+  OpCost loss = Elementwise("cross_entropy", tokens * vocabulary, 4, 1, 1);
+  loss.saved_bytes = tokens * vocabulary * 4;
+  L.ops.push_back(loss);
+  L.params = (rms_norm ? 1 : 2) * hidden + (tied ? 0 : vocabulary * hidden);
+  return L;
+}
+
+TransformerLayerShape GptLayerShape(const ModelSpec& spec, int micro_batch, DType dtype) {
+  TransformerLayerShape x;
+  x.micro_batch = micro_batch;
+  x.sequence = spec.sequence;
+  x.hidden = spec.hidden;
+  x.heads = spec.heads;
+  x.kv_heads = spec.heads;
+  x.ffn_hidden = spec.ffn_hidden > 0 ? spec.ffn_hidden : 4.0 * spec.hidden;
+  x.bytes_per_element = BytesPerElement(dtype);
+  return x;
+}
+
+Workload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype) {
+  CheckTransformerSpec(spec);
+  CheckMicroBatch(spec, micro_batch);
+  const TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
+  const double tokens = x.micro_batch * x.sequence, e = x.bytes_per_element;
+  Workload w;
+  w.kind = spec.kind;
   w.dtype = dtype;
   w.micro_batch = micro_batch;
-  w.sequence = spec.sequence;
-
-  LayerCost embed;
-  embed.name = "embedding";
-  embed.ops.push_back(Elementwise("embed", tokens * h, e, 3));  // two gathers and the sum
-  embed.params = (V + s) * h;  // token + position tables; the head reuses the token table
-  embed.activation_bytes = 0;
-  w.layers.push_back(embed);
-
+  w.tokens_per_sample = spec.sequence;
+  w.input_bytes = tokens * 4;  // int32 token ids
+  w.layers.push_back(
+      EmbeddingLayer(tokens, spec.hidden, spec.vocabulary, spec.sequence, e, /*dropout=*/true));
   for (int i = 0; i < spec.layers; ++i) {
-    LayerCost L;
-    L.name = "layer" + std::to_string(i);
-    L.ops.push_back(Elementwise("ln1", tokens * h, e, 2));
-    L.ops.push_back(Gemm("qkv", tokens, h, 3 * h, e));
-    // Scores Q K^T and the product with V: 2 * (2 b s^2 h) FLOPs; the [b, a, s, s] score
-    // matrix is written, softmaxed, dropped out and read back: about 6 passes over it.
-    OpCost attn;
-    attn.name = "attention";
-    attn.kind = OpKind::kAttention;
-    attn.forward_flops = 4 * b * s * s * h;
-    attn.backward_flops = 2 * attn.forward_flops;
-    attn.forward_bytes = e * (4 * tokens * h + 6 * b * a * s * s);
-    attn.backward_bytes = 2 * attn.forward_bytes;
-    L.ops.push_back(attn);
-    L.ops.push_back(Gemm("proj", tokens, h, h, e));
-    L.ops.push_back(Elementwise("residual_ln2", tokens * h, e, 5));
-    OpCost up = Gemm("mlp_up", tokens, h, 4 * h, e);
-    up.forward_bytes += e * 2 * tokens * 4 * h;  // GeLU over the 4h-wide output
-    up.backward_bytes += e * 3 * tokens * 4 * h;
-    L.ops.push_back(up);
-    L.ops.push_back(Gemm("mlp_down", tokens, 4 * h, h, e));
-    L.ops.push_back(Elementwise("residual", tokens * h, e, 3));
-    L.params = 12 * h * h + 13 * h;
-    // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
-    // eq. 1: s b h (34 + 5 a s / h) bytes per layer with 16-bit activations, no recomputation.
-    L.activation_bytes = s * b * h * (34 + 5 * a * s / h);
-    w.layers.push_back(L);
+    w.layers.push_back(TransformerLayer("layer" + std::to_string(i), x));
   }
-
-  LayerCost head;
-  head.name = "head";
-  head.ops.push_back(Elementwise("final_ln", tokens * h, e, 2));
-  head.ops.push_back(Gemm("logits", tokens, h, V, e));
-  // Softmax cross-entropy over the vocabulary in FP32: read logits, write probabilities.
-  head.ops.push_back(Elementwise("cross_entropy", tokens * V, 4, 2));
-  head.params = 2 * h;
-  head.activation_bytes = tokens * h * e + tokens * V * 4;  // LN input and FP32 logits
-  w.layers.push_back(head);
-
-  for (const LayerCost& L : w.layers) w.params += L.params;
+  w.layers.push_back(LmHeadLayer("head", tokens, spec.hidden, spec.vocabulary, e,
+                                 /*tied=*/true, /*rms_norm=*/false));
+  FinalizeWorkload(w);
   return w;
 }
 

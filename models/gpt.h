@@ -1,58 +1,51 @@
-// GPT-style dense transformer (Radford et al. 2019; Brown et al. 2020): each layer broken into
-// its kernels with FLOPs and bytes per micro-batch, parameters and activation memory.
+// GPT-style dense decoder (Radford et al. 2019; Brown et al. 2020) and the language-model
+// pieces the other transformer families share: token embedding and the output logits.
 //
-// Assumptions: pre-LN decoder layers, MLP width 4h, learned position embeddings, the output
-// projection tied to the token embedding (GPT-2), unfused attention (scores, softmax, dropout
-// and the product with V as separate kernels whose bytes are counted; FlashAttention comes
-// with the model zoo). FLOPs count a multiply-add as 2.
+// Assumptions: pre-LN layers, MLP width 4h (unless ffn_hidden says otherwise), learned position
+// embeddings, the output projection tied to the token embedding (GPT-2), dropout, unfused
+// attention (scores, softmax, dropout and the product with V are separate kernels whose bytes
+// are counted; FlashAttention is not modelled).
 #ifndef STRATASIM_MODELS_GPT_H_
 #define STRATASIM_MODELS_GPT_H_
 
-#include <string>
-#include <vector>
-
 #include "core/scenario.h"
-#include "core/task_graph.h"
+#include "models/transformer.h"
+#include "models/workload.h"
 
 namespace stratasim {
 
-// One kernel (or a fused group of elementwise kernels) of the forward pass and its backward.
-struct OpCost {
-  std::string name;
-  OpKind kind = OpKind::kOther;
-  double forward_flops = 0;
-  double backward_flops = 0;  // input-gradient + weight-gradient
-  double forward_bytes = 0;   // device-memory traffic
-  double backward_bytes = 0;
-};
+using GptWorkload = Workload;  // the name before the generic workload existed
 
-// A unit whose gradients become ready together in the backward pass.
-struct LayerCost {
-  std::string name;
-  std::vector<OpCost> ops;     // in forward order
-  double params = 0;           // parameters owned (tied weights count once, at their owner)
-  double activation_bytes = 0;  // kept from forward until this layer's backward
-};
-
-struct GptWorkload {
-  std::vector<LayerCost> layers;  // embedding, transformer layers 0..l-1, head (final LN+logits)
-  double params = 0;
-  DType dtype = DType::kBF16;
-  int micro_batch = 1;
-  int sequence = 0;
-};
-
-// Per micro-batch of `micro_batch` sequences. Throws ConfigError (at spec.where) when the
-// dimensions are not positive or heads do not divide hidden.
-GptWorkload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype);
+// Per micro-batch of `micro_batch` sequences, without recomputation (BuildWorkload applies it).
+// Throws ConfigError (at spec.where) when the dimensions are not positive or heads do not
+// divide hidden.
+Workload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype);
 
 // P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)) + 2h (final layer norm): Narayanan et al. 2021,
-// "Efficient Large-Scale Language Model Training on GPU Clusters", Appendix.
+// "Efficient Large-Scale Language Model Training on GPU Clusters", Appendix (their formula
+// leaves out the final norm's 2h).
 double GptParameterCount(const ModelSpec& spec);
 
-// Model FLOPs of one training iteration of `batch` sequences without recomputation:
-// 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (Narayanan et al. 2021, eq. 3 with 3 passes not 4).
-double GptTrainingFlops(const ModelSpec& spec, double batch);
+// Model FLOPs of one training iteration of `batch` sequences (Narayanan et al. 2021, §5.1):
+//   none:      72 B s l h^2 (1 + s/(6h) + V/(12 l h))   forward + backward (3 passes)
+//   full:      96 B s l h^2 (1 + s/(6h) + V/(16 l h))   their eq. 3: each layer's forward again
+//   selective: 72 B s l h^2 (1 + 2s/(9h) + V/(12 l h))  the attention core's 4 B s^2 h again
+// The V term is the same 6 B s h V FLOPs of the logits (forward and backward, never
+// recomputed) in all three, written over a different prefactor.
+double GptTrainingFlops(const ModelSpec& spec, double batch,
+                        Recompute recompute = Recompute::kNone);
+
+// Shared by the language models: the token-embedding lookup (plus learned positions when
+// `positions` > 0) and the final norm, logits and softmax cross-entropy over `vocabulary`.
+// The head's logits GEMM has a weight gradient but owns no parameters when `tied` (the
+// embedding owns the table).
+LayerCost EmbeddingLayer(double tokens, double hidden, double vocabulary, double positions,
+                         double e, bool dropout);
+LayerCost LmHeadLayer(const std::string& name, double tokens, double hidden, double vocabulary,
+                      double e, bool tied, bool rms_norm);
+
+// The transformer-layer shape of a GPT (or GPT-style MoE) spec.
+TransformerLayerShape GptLayerShape(const ModelSpec& spec, int micro_batch, DType dtype);
 
 }  // namespace stratasim
 

@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace stratasim {
@@ -108,6 +110,43 @@ std::vector<std::string> FormatRow(const StrategyResult& s, double best_time_s) 
   return row;
 }
 
+// "OOM on rank 3: peak 92.1 GiB > 74.5 GiB (activations 70.2, optimizer 16.3, ...)": the rank
+// that overflows most, and what its memory held at its peak, largest first. Parts the metrics
+// do not have (capacity, breakdown) are left out.
+std::string OomNote(const Metrics& m) {
+  int worst = m.oom_ranks.front();
+  auto capacity = [&](int rank) {
+    return rank < static_cast<int>(m.memory_capacity_bytes.size()) ? m.memory_capacity_bytes[rank]
+                                                                   : 0.0;
+  };
+  auto peak = [&](int rank) {
+    return rank < static_cast<int>(m.peak_memory_bytes.size()) ? m.peak_memory_bytes[rank] : 0.0;
+  };
+  for (int rank : m.oom_ranks) {
+    if (peak(rank) - capacity(rank) > peak(worst) - capacity(worst)) worst = rank;
+  }
+  std::string note = m.oom_ranks.size() > 1
+                         ? Format("OOM on %zu ranks, worst rank %d", m.oom_ranks.size(), worst)
+                         : Format("OOM on rank %d", worst);
+  note += Format(": peak %.1f GiB", peak(worst) / kGiB);
+  if (capacity(worst) > 0) note += Format(" > %.1f GiB", capacity(worst) / kGiB);
+  if (worst < static_cast<int>(m.peak_memory_breakdown.size()) &&
+      !m.peak_memory_breakdown[worst].empty()) {
+    std::vector<std::pair<std::string, double>> parts(m.peak_memory_breakdown[worst].begin(),
+                                                      m.peak_memory_breakdown[worst].end());
+    // Largest first; ties by name, so the output does not depend on anything but the figures.
+    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    std::string list;
+    for (const auto& [category, bytes] : parts) {
+      list += (list.empty() ? "" : ", ") + category + Format(" %.1f", bytes / kGiB);
+    }
+    note += " (" + list + ")";
+  }
+  return note;
+}
+
 void AppendCell(std::string* line, const std::string& cell, size_t width, Align align) {
   size_t pad = width > cell.size() ? width - cell.size() : 0;
   if (align == Align::kRight) line->append(pad, ' ');
@@ -164,7 +203,10 @@ std::string FormatComparisonTable(const RunResults& r) {
 
   bool any_notes = false;
   for (const StrategyResult& s : r.strategies) {
-    for (const std::string& note : s.notes) {
+    std::vector<std::string> notes;
+    if (s.ok && !s.metrics.oom_ranks.empty()) notes.push_back(OomNote(s.metrics));
+    notes.insert(notes.end(), s.notes.begin(), s.notes.end());
+    for (const std::string& note : notes) {
       if (!any_notes) out += "\n";
       any_notes = true;
       out += "  " + s.name + ": " + note + "\n";

@@ -18,9 +18,10 @@ namespace stratasim {
 //
 // Columns: iteration time (ms), samples/s, tokens/s, model TFLOP/s per GPU, MFU (%), exposed
 // communication (% of the iteration), peak memory per GPU (the maximum over ranks, GiB,
-// followed by "OOM" when any rank exceeds its capacity) and "vs best": the iteration time
-// over the best one ("1.00x" for the best). A strategy that failed shows "FAILED: <error>" in
-// place of its figures. Plan notes follow the table as "  <strategy>: <note>" lines.
+// followed by "OOM" when any rank exceeds its capacity; a note under the table then names the
+// rank, its peak, its capacity and what it held at the peak by category) and "vs best": the
+// iteration time over the best one ("1.00x" for the best). A strategy that failed shows "FAILED:
+// <error>" in place of its figures. Plan notes follow the table as "  <strategy>: <note>" lines.
 //
 // The best iteration time is taken over the strategies that succeeded and fit in memory, as
 // one that does not fit cannot run; if none fits, over all that succeeded.

@@ -81,6 +81,7 @@ TEST(TableTest, GoldenOutput) {
       "          12.5               20.00    1.00x\n"
       "gpipe             pipeline  FAILED: 4 stages need 4 GPUs, the cluster has 2\n"
       "\n"
+      "  zero-offload-off: OOM on rank 0: peak 90.0 GiB\n"
       "  megatron-tp2: 2-way tensor parallel\n"
       "  megatron-tp2: sequence parallel off\n";
   EXPECT_EQ(FormatComparisonTable(Example()), expected);
@@ -133,6 +134,23 @@ TEST(TableTest, MarksOomOnlyWhereARankOverflows) {
   EXPECT_NE(RowOf(table, "zero-offload-off").find("90.00 OOM"), std::string::npos);
   EXPECT_EQ(RowOf(table, "ddp").find("OOM"), std::string::npos);
   EXPECT_EQ(RowOf(table, "megatron-tp2").find("OOM"), std::string::npos);
+}
+
+TEST(TableTest, OomNoteNamesTheWorstRankItsPeakAndWhatMadeIt) {
+  RunResults r = Example();
+  Metrics& m = r.strategies[1].metrics;
+  m.peak_memory_bytes = {80 * kGiB, 92.1 * kGiB};
+  m.memory_capacity_bytes = {75 * kGiB, 80 * kGiB};
+  m.peak_memory_breakdown = {
+      {{"activations", 60 * kGiB}, {"weights", 20 * kGiB}},
+      {{"activations", 70.2 * kGiB}, {"optimizer", 16.4 * kGiB}, {"weights", 5.5 * kGiB}}};
+  m.oom_ranks = {0, 1};
+  const std::string table = FormatComparisonTable(r);
+  EXPECT_NE(table.find("  zero-offload-off: OOM on 2 ranks, worst rank 1: peak 92.1 GiB > 80.0 "
+                       "GiB (activations 70.2, optimizer 16.4, weights 5.5)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("ddp: OOM"), std::string::npos);
 }
 
 TEST(TableTest, FailedStrategyShowsErrorInsteadOfFigures) {

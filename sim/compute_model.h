@@ -1,11 +1,28 @@
-// How long a compute task keeps a GPU busy when it runs alone: a roofline.
+// How long a compute task keeps a GPU busy when it runs alone: a roofline with an efficiency
+// that depends on the op and its size.
 //
-//   t = max(flops / (peak(dtype) * compute_efficiency),
-//           bytes / (memory_bandwidth * memory_efficiency)) + kernel_launch
+//   t = max(flops / (peak(dtype) * compute_eff(task)),
+//           bytes / (memory_bandwidth * memory_eff)) + kernel_launch
+//
+// compute_eff, without a calibration for the GPU kind:
+//   SimulationSpec::compute_efficiency (what a large GEMM achieves), times, for a task with a
+//   matrix shape (Task::gemm) on a GPU whose SM count is known, the GEMM's quantisation
+//   efficiency: cuBLAS computes the [m, n] output in tiles, one thread block per tile per SM,
+//   in waves over the SMs, so a product whose tiles do not fill the last wave, or whose edges
+//   do not fill the last tile, pays for the idle part (NVIDIA Deep Learning Performance Guide,
+//   "Matrix Multiplication Background", sections on tile and wave quantisation):
+//       tiles       = ceil(m / T) * ceil(n / T) * batch,   T = 128 (a common cuBLAS tile)
+//       tile_eff    = m n / (ceil(m / T) T * ceil(n / T) T)
+//       wave_eff    = tiles / (ceil(tiles / SMs) * SMs)
+//   Small GEMMs are therefore slow: a 128 x 128 output occupies one SM of 108. Split-K and the
+//   smaller tiles cuBLAS picks for small outputs are not modelled (a calibration captures them).
+//   Tasks without a shape (elementwise, optimizer, or made by hand) use compute_efficiency.
+// With a calibration listing the task's GPU kind (SimulationSpec::calibration), its measured
+// efficiency for the op kind and FLOP range replaces all of the above, and its memory
+// efficiency and launch overhead replace the scenario's.
 //
 // The executor hands this to SimGrid as work on the GPU host, so concurrent kernels on one GPU
-// share it and the time passes in the simulation. Efficiencies are scenario parameters (see
-// core/scenario.h) to be replaced by calibrated values.
+// share it and the time passes in the simulation.
 #ifndef STRATASIM_SIM_COMPUTE_MODEL_H_
 #define STRATASIM_SIM_COMPUTE_MODEL_H_
 
@@ -14,6 +31,16 @@
 #include "core/task_graph.h"
 
 namespace stratasim::sim {
+
+// Output tile edge of the quantisation model.
+inline constexpr double kGemmTile = 128;
+
+// tile_eff * wave_eff of `shape` on `sm_count` SMs (1 when the shape or the SM count is
+// unknown).
+double GemmQuantizationEfficiency(const GemmShape& shape, int sm_count);
+
+// The achieved fraction of peak FLOP/s for `t` on `gpu`.
+double ComputeEfficiency(const Task& t, const GpuSpec& gpu, const SimulationSpec& s);
 
 // Throws stratasim::Error when the GPU has no units for the task's dtype.
 double ComputeTaskSeconds(const Task& t, const GpuSpec& gpu, const SimulationSpec& s);

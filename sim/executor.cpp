@@ -1,15 +1,17 @@
 #include "sim/executor.h"
 
-#include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
 #include <deque>
+#include <map>
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
-#include "sim/collective_lowering.h"
+#include "sim/collectives/group_view.h"
+#include "sim/collectives/lowering.h"
 #include "sim/compute_model.h"
 #include "sim/platform.h"
 
@@ -20,13 +22,15 @@ namespace {
 
 // Run-time state of one collective, created when its first member joins.
 struct CollectiveState {
+  CollectiveChoice choice;
+  double analytic_s = -1;  // kAnalytic fidelity: the predicted time, run as one timer
   FlowProgram program;
-  std::vector<int> deps_left;                 // per flow
-  std::vector<std::vector<int>> successors;   // per flow
+  std::vector<int> deps_left;                  // per flow
+  std::vector<std::vector<int>> successors;    // per flow
   std::vector<std::vector<int>> member_flows;  // flows touching each member
-  std::vector<int> flows_left;                // per member
-  std::vector<char> joined;                   // per member
-  std::vector<char> started;                  // per flow
+  std::vector<int> flows_left;                 // per member
+  std::vector<char> joined;                    // per member
+  std::vector<char> started;                   // per flow
   int members_joined = 0;
   int members_done = 0;
 };
@@ -39,10 +43,19 @@ struct TransferState {
   bool recv_ready = false;
 };
 
-// What a running SimGrid activity stands for.
+// What a running SimGrid activity stands for. A collective's flow runs in up to three stages:
+// its protocol delay (a timer), the transfer (a Comm), and the extra route latencies of a
+// stream-fidelity flow (a timer).
 struct Running {
   sg4::ActivityPtr activity;
-  enum class What { kTask, kFlow, kTransfer } what = What::kTask;
+  enum class What {
+    kTask,
+    kTransfer,
+    kFlowDelay,
+    kFlowComm,
+    kFlowLatency,
+    kAnalyticCollective
+  } what = What::kTask;
   int a = 0;  // task id, or collective index
   int b = 0;  // flow index
 };
@@ -68,6 +81,7 @@ class Executor {
       records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
     }
     collectives_.resize(g.collectives().size());
+    chosen_.resize(g.collectives().size());
     for (const Task& t : g.tasks()) {
       if (t.kind == TaskKind::kSend) transfers_[t.tag].send = t.id;
       if (t.kind == TaskKind::kRecv) transfers_[t.tag].recv = t.id;
@@ -87,7 +101,10 @@ class Executor {
     trace.num_ranks = g_.num_ranks();
     trace.streams = g_.streams();
     trace.records = std::move(records_);
-    for (const TraceRecord& r : trace.records) trace.makespan_s = std::max(trace.makespan_s, r.end_s);
+    trace.collective_algorithms = std::move(chosen_);
+    trace.activities = activities_;
+    for (const TraceRecord& r : trace.records)
+      trace.makespan_s = std::max(trace.makespan_s, r.end_s);
     return trace;
   }
 
@@ -107,9 +124,21 @@ class Executor {
         done_queue_.push_back(s.recv);
         break;
       }
-      case Running::What::kFlow:
+      case Running::What::kFlowDelay:
+        StartFlowComm(r.a, r.b);
+        break;
+      case Running::What::kFlowComm:
+        FlowCommDone(r.a, r.b);
+        break;
+      case Running::What::kFlowLatency:
         FlowDone(r.a, r.b);
         break;
+      case Running::What::kAnalyticCollective: {
+        const Collective& c = g_.collectives()[r.a];
+        for (int m = 0; m < static_cast<int>(c.members.size()); ++m) MemberDone(r.a, m);
+        ReleaseIfDone(r.a);
+        break;
+      }
     }
     graveyard_.push_back(std::move(r.activity));
     Drain();
@@ -199,11 +228,27 @@ class Executor {
   }
 
   void Launch(const sg4::ActivityPtr& a, Running::What what, int x, int y) {
+    ++activities_;
     a->start();
     running_[a.get()] = Running{a, what, x, y};
   }
 
+  // A timer of `seconds` on `rank`'s clock host.
+  sg4::ExecPtr Timer(int rank, double seconds) const {
+    sg4::ExecPtr e = sg4::Exec::init();
+    e->set_flops_amount(seconds * kTimerRate);
+    e->set_bound(kTimerRate);
+    e->set_host(platform_.clocks[rank]);
+    return e;
+  }
+
   // --- collectives ---
+
+  const GroupView& ViewOf(const std::vector<int>& ranks) {
+    auto it = views_.find(ranks);
+    if (it == views_.end()) it = views_.emplace(ranks, MakeGroupView(cluster_, ranks)).first;
+    return it->second;
+  }
 
   void Join(const Task& t) {
     const Collective& c = g_.collectives()[t.collective];
@@ -214,7 +259,13 @@ class Executor {
     s.joined[member] = 1;
     if (++s.members_joined == static_cast<int>(c.ranks.size())) {
       for (TaskId m : c.members) records_[m].peers_joined_s = Now();
+      if (s.analytic_s >= 0) {
+        Launch(Timer(c.ranks[0], s.analytic_s), Running::What::kAnalyticCollective, t.collective,
+               0);
+        return;
+      }
     }
+    if (s.analytic_s >= 0) return;
     if (s.flows_left[member] == 0) MemberDone(t.collective, member);
     for (int f : s.member_flows[member]) TryStartFlow(t.collective, f);
     ReleaseIfDone(t.collective);
@@ -223,14 +274,20 @@ class Executor {
   void Lower(int ci) {
     const Collective& c = g_.collectives()[ci];
     CollectiveState& s = collectives_[ci];
-    s.program = LowerCollective(c);
+    const GroupView& view = ViewOf(c.ranks);
+    s.choice = ChooseCollective(c, view, spec_.collectives);
     const int n = static_cast<int>(c.ranks.size());
+    s.joined.assign(n, 0);
+    if (spec_.fidelity == Fidelity::kAnalytic) {
+      s.analytic_s = n > 1 ? PredictCollectiveSeconds(c, view, s.choice) : 0;
+      return;
+    }
+    s.program = LowerCollective(c, view, s.choice, spec_.fidelity);
     const size_t nf = s.program.flows.size();
     s.deps_left.assign(nf, 0);
     s.successors.assign(nf, {});
     s.member_flows.assign(n, {});
     s.flows_left.assign(n, 0);
-    s.joined.assign(n, 0);
     s.started.assign(nf, 0);
     for (size_t f = 0; f < nf; ++f) {
       const Flow& flow = s.program.flows[f];
@@ -248,10 +305,44 @@ class Executor {
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
+    if (flow.delay_s > 0) {
+      const int rank = g_.collectives()[ci].ranks[flow.src];
+      Launch(Timer(rank, flow.delay_s), Running::What::kFlowDelay, ci, f);
+    } else {
+      StartFlowComm(ci, f);
+    }
+  }
+
+  void StartFlowComm(int ci, int f) {
+    const Flow& flow = collectives_[ci].program.flows[f];
     const Collective& c = g_.collectives()[ci];
-    Launch(Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]],
-                    flow.bytes),
-           Running::What::kFlow, ci, f);
+    Launch(
+        Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes),
+        Running::What::kFlowComm, ci, f);
+  }
+
+  // A stream-fidelity flow stands for several pipelined steps: each pays the route latency.
+  void FlowCommDone(int ci, int f) {
+    const Flow& flow = collectives_[ci].program.flows[f];
+    if (flow.extra_route_latencies <= 0) {
+      FlowDone(ci, f);
+      return;
+    }
+    const Collective& c = g_.collectives()[ci];
+    const double latency = RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
+    Launch(Timer(c.ranks[flow.src], flow.extra_route_latencies * latency),
+           Running::What::kFlowLatency, ci, f);
+  }
+
+  double RouteLatency(int src, int dst) {
+    const std::pair<int, int> key{src, dst};
+    auto it = route_latency_.find(key);
+    if (it != route_latency_.end()) return it->second;
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    platform_.gpus[src]->route_to(platform_.gpus[dst], links, &latency);
+    route_latency_[key] = latency;
+    return latency;
   }
 
   void FlowDone(int ci, int f) {
@@ -272,10 +363,15 @@ class Executor {
     done_queue_.push_back(g_.collectives()[ci].members[member]);
   }
 
-  // Frees a finished collective's flow program (large collectives have many flows).
+  // Frees a finished collective's flow program (large collectives have many flows), keeping
+  // the choice for the trace.
   void ReleaseIfDone(int ci) {
     CollectiveState& s = collectives_[ci];
-    if (s.members_done == static_cast<int>(s.joined.size())) s = CollectiveState{};
+    if (s.members_done == static_cast<int>(s.joined.size())) {
+      chosen_[ci] = s.choice.algorithm + "/" + s.choice.protocol + "/" +
+                    std::to_string(s.choice.channels) + "ch";
+      s = CollectiveState{};
+    }
   }
 
   void CheckAllRan() const {
@@ -291,9 +387,9 @@ class Executor {
                    (records_[t.id].start_s < 0 ? ", never ready" : ", started, never finished");
       }
     }
-    throw Error(std::to_string(missing) + " of " + std::to_string(g_.tasks().size()) +
-                " tasks never ran (a dependency cycle or an unmatched transfer/collective): " +
-                example);
+    throw Error(
+        std::to_string(missing) + " of " + std::to_string(g_.tasks().size()) +
+        " tasks never ran (a dependency cycle or an unmatched transfer/collective): " + example);
   }
 
   const TaskGraph& g_;
@@ -309,6 +405,10 @@ class Executor {
   std::vector<CollectiveState> collectives_;
   std::unordered_map<int, TransferState> transfers_;
   std::unordered_map<const sg4::Activity*, Running> running_;
+  std::map<std::vector<int>, GroupView> views_;
+  std::map<std::pair<int, int>, double> route_latency_;
+  std::vector<std::string> chosen_;  // per collective: "algorithm/protocol/Nch"
+  long long activities_ = 0;
   std::vector<sg4::ActivityPtr> graveyard_;
 };
 

@@ -64,7 +64,11 @@ class ServerFabric {
   int SocketOf(int local) const { return g_.pcie ? SocketOfSwitch(SwitchOf(local)) : 0; }
   const std::string& prefix() const { return prefix_; }
 
-  void CreateLinks(sg4::NetZone* zone) {
+  // `entry_latency_s`: latency of the first network switch, charged on the NIC's outgoing link
+  // rather than on a link of the switch's own, which every flow through the switch would share
+  // and so tie all of them into one max-min system (SimGrid solves each connected component
+  // of flows and links on every event: a shared latency-only link makes that the whole run).
+  void CreateLinks(sg4::NetZone* zone, double entry_latency_s) {
     const int n = g_.gpus_per_server;
     if (g_.nvswitch) {
       for (int j = 0; j < n; ++j) {
@@ -105,7 +109,9 @@ class ServerFabric {
       }
     }
     for (int k = 0; k < g_.nics.count; ++k) {
-      nic_.push_back(MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), g_.nics.link));
+      Duplex nic = MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), g_.nics.link);
+      nic.up->set_latency(g_.nics.link.latency_s + entry_latency_s);
+      nic_.push_back(nic);
     }
   }
 
@@ -189,16 +195,19 @@ class ServerFabric {
 struct Endpoint {
   sg4::NetZone* zone = nullptr;
   sg4::Host* host = nullptr;
+  sg4::Host* clock = nullptr;  // GPU endpoints: the rank's timer host (never routed to)
   NetPoint* gateway = nullptr;
   sg4::NetZone* parent = nullptr;
 };
 
-Endpoint MakeEndpoint(sg4::NetZone* parent, const std::string& name, double speed) {
+Endpoint MakeEndpoint(sg4::NetZone* parent, const std::string& name, double speed,
+                      bool with_clock) {
   Endpoint e;
   e.parent = parent;
   e.zone = sg4::create_full_zone(name + "_zone");
   e.zone->set_parent(parent);
   e.host = e.zone->create_host(name, speed);
+  if (with_clock) e.clock = e.zone->create_host(name + "_clock", kClockSpeed);
   e.gateway = e.zone->create_router(name + "_gw");
   sg4::Link* port = MakeFatpipe(e.zone, name + "_port", 0);
   AddRoute(e.zone, e.host->get_netpoint(), e.gateway, nullptr, nullptr, {port});
@@ -234,8 +243,8 @@ void CheckCluster(const ClusterSpec& c) {
     }
     if (g.pcie) {
       const PcieSpec& p = *g.pcie;
-      if (p.gpus_per_switch < 1 || g.gpus_per_server % p.gpus_per_switch != 0 ||
-          p.sockets < 1 || (g.gpus_per_server / p.gpus_per_switch) % p.sockets != 0) {
+      if (p.gpus_per_switch < 1 || g.gpus_per_server % p.gpus_per_switch != 0 || p.sockets < 1 ||
+          (g.gpus_per_server / p.gpus_per_switch) % p.sockets != 0) {
         throw Error(where + "PCIe switches must divide the GPUs and the sockets the switches");
       }
     }
@@ -293,14 +302,10 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
     for (const ServerGroup& g : cluster.groups) num_leaves = std::max(num_leaves, g.nics.count);
   }
   std::vector<sg4::NetZone*> leaf;
-  std::vector<sg4::Link*> leaf_switch;
   for (int l = 0; l < num_leaves; ++l) {
     leaf.push_back(sg4::create_star_zone("leaf" + std::to_string(l)));
     leaf.back()->set_parent(root);
-    leaf_switch.push_back(MakeFatpipe(root, "leaf" + std::to_string(l), net.switch_latency_s));
   }
-  sg4::Link* top_switch =
-      MakeFatpipe(root, num_leaves ? "spine" : "switch", net.switch_latency_s);
 
   Platform p;
   int server = 0;
@@ -309,22 +314,20 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
     const double speed = GpuSpeed(cluster.GpuOfGroup(gi));
     for (int k = 0; k < g.count; ++k, ++server) {
       ServerFabric fabric(g, server);
-      fabric.CreateLinks(root);
+      fabric.CreateLinks(root, net.switch_latency_s);
       std::vector<Endpoint> gpus, cpus;
       for (int j = 0; j < g.gpus_per_server; ++j) {
         int l = -1;
         if (net.kind == NetworkKind::kLeafSpine) l = server / net.servers_per_leaf;
         if (net.kind == NetworkKind::kRailOptimized) l = fabric.NicOf(j);
         sg4::NetZone* parent = l >= 0 ? leaf[l] : root;
-        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed);
-        Route up = fabric.GpuToNetwork(j);
-        up.push_back(l >= 0 ? leaf_switch[l] : top_switch);
-        AddStarRoutes(parent, e.zone, e.gateway, up, fabric.NetworkToGpu(j));
+        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed, true);
+        AddStarRoutes(parent, e.zone, e.gateway, fabric.GpuToNetwork(j), fabric.NetworkToGpu(j));
         gpus.push_back(e);
       }
       for (int s = 0; s < fabric.Sockets(); ++s) {
         // CPU hosts only source and sink host<->device copies; their speed is not used.
-        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9));
+        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9, false));
       }
       for (int a = 0; a < g.gpus_per_server; ++a) {
         for (int b = 0; b < g.gpus_per_server; ++b) {
@@ -335,6 +338,7 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
           AddBypass(root, gpus[a], cpus[s], fabric.GpuToCpu(a, s));
         }
         p.gpus.push_back(gpus[a].host);
+        p.clocks.push_back(gpus[a].clock);
         p.host_cpus.push_back(cpus[fabric.SocketOf(a)].host);
         p.gpu_speed.push_back(speed);
       }
@@ -342,16 +346,26 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
   }
 
   // Each leaf's uplinks, aggregated into one duplex link of the leaf's NIC bandwidth divided by
-  // the oversubscription ratio; a leaf's own latency is paid on the way down into it.
+  // the oversubscription ratio. Its up direction carries the spine's latency, its down
+  // direction the destination leaf's. The leaf's gateway router joins it through two
+  // non-limiting ports, one per direction, so that they tie together only flows that share
+  // that uplink direction anyway.
   for (int l = 0; l < num_leaves; ++l) {
-    Duplex uplink = MakeDuplex(root, "leaf" + std::to_string(l) + "_uplink",
-                               LinkSpec{LeafDownlinkBps(cluster, l) / net.oversubscription, 0});
-    NetPoint* gw = leaf[l]->create_router("leaf" + std::to_string(l) + "_gw");
-    sg4::Link* port = MakeFatpipe(leaf[l], "leaf" + std::to_string(l) + "_port", 0);
-    AddRoute(leaf[l], gw, nullptr, nullptr, nullptr, {port});
-    AddRoute(leaf[l], nullptr, gw, nullptr, nullptr, {port});
+    const std::string name = "leaf" + std::to_string(l);
+    Duplex uplink = MakeDuplex(
+        root, name + "_uplink",
+        LinkSpec{LeafDownlinkBps(cluster, l) / net.oversubscription, net.switch_latency_s});
+    // The gateway router sits in a zone of its own: SimGrid 3.32 resolves a route from a host
+    // of a child zone to a router placed directly in a star zone with the host's id in its own
+    // zone, i.e. through the wrong star branch.
+    sg4::NetZone* gateway_zone = sg4::create_full_zone(name + "_gw_zone");
+    gateway_zone->set_parent(leaf[l]);
+    NetPoint* gw = gateway_zone->create_router(name + "_gw");
+    gateway_zone->seal();
+    AddStarRoutes(leaf[l], gateway_zone, gw, {MakeFatpipe(leaf[l], name + "_in", 0)},
+                  {MakeFatpipe(leaf[l], name + "_out", 0)});
     leaf[l]->seal();
-    AddStarRoutes(root, leaf[l], gw, {uplink.up, top_switch}, {uplink.down, leaf_switch[l]});
+    AddStarRoutes(root, leaf[l], gw, {uplink.up}, {uplink.down});
   }
   root->seal();
   return p;

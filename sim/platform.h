@@ -4,13 +4,15 @@
 //   ├── leaf0 (star zone; centre = leaf switch)   ── leaf-spine: servers 0..k-1 under leaf 0
 //   │    ├── s0g0 zone: host s0g0 ─port─ router        rail-optimized: NIC k of every server
 //   │    ├── s0g1 zone ...                              under leaf k
-//   │    └── router leaf0_gw ══ leaf0_uplink (up/down) ══ spine
+//   │    └── router leaf0_gw ─in/out ports─ leaf0_uplink (up/down) ═ spine
 //   ├── leaf1 ...
 //   └── s0cpu0 zone, s0cpu1 zone (CPU sockets: sources and sinks of host<->device copies)
 //
-//  A GPU's route to its star centre is its path to its NIC: [PCIe links..] nic_up leaf/switch
-//  (and back: nic_down [PCIe links..]). Routes inside a server are bypass routes between the
-//  endpoint zones, at their common ancestor:
+//  A GPU's route to its star centre is its path to its NIC: [PCIe links..] nic_up (and back:
+//  nic_down [PCIe links..]). Switch latencies ride on links that exist anyway: the first
+//  switch's on nic_up, the spine's on a leaf uplink's up direction, the destination leaf's on
+//  its down direction. Routes inside a server are bypass routes between the endpoint zones,
+//  at their common ancestor:
 //
 //     g0 ══nvs══╗                      NVSwitch: every GPU has its own port (up and down links)
 //     g1 ══nvs══╬═ NVSwitch (non-blocking, no link of its own)
@@ -25,8 +27,8 @@
 // Without a PCIe section, a GPU reaches its NIC and its host CPU directly (a dedicated PCIe
 // switch per GPU/NIC pair, as in DGX servers), over a host link of PCIe 4.0 x16 bandwidth.
 // A leaf's uplinks to the spines are one aggregated duplex link (capacity = the NIC bandwidth
-// under the leaf / oversubscription), not per-spine ECMP paths. Switches are non-blocking
-// (FATPIPE links that add their latency and never limit bandwidth).
+// under the leaf / oversubscription), not per-spine ECMP paths. Switches are non-blocking and
+// have no link of their own (see above for their latency).
 // Routes cost O(1) each to declare: no N^2 table, so 1,024-GPU platforms build in milliseconds.
 #ifndef STRATASIM_SIM_PLATFORM_H_
 #define STRATASIM_SIM_PLATFORM_H_
@@ -44,7 +46,17 @@ struct Platform {
   // Speed given to each GPU host (FLOP/s): its dense FP16 tensor peak, or FP32 if it has no
   // FP16 units. The executor expresses each task's modelled duration in this unit.
   std::vector<double> gpu_speed;
+  // Hosts outside the network that only run timers (sim/executor.cpp), one per rank: fixed
+  // delays such as protocol latencies pass in simulated time as bounded Execs on them, never
+  // slowing each other. One per rank rather than one in all keeps the timers of unrelated
+  // ranks out of one max-min system, which SimGrid would re-solve on every event.
+  std::vector<simgrid::s4u::Host*> clocks;
 };
+
+// Timers on Platform::clock: its speed is far above what all timers together use, and each
+// timer Exec is bounded at kTimerRate, so a delay of t seconds is t * kTimerRate of work.
+inline constexpr double kTimerRate = 1e9;
+inline constexpr double kClockSpeed = 1e18;
 
 // PCIe 4.0 x16 per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b) ≈ 31.5 GB/s; used for
 // host<->device copies on servers described without a PCIe tree.

@@ -3,8 +3,8 @@
 namespace stratasim {
 namespace {
 
-Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype, double flops,
-            double bytes, Phase phase) {
+Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype,
+            const KernelCost& cost, Phase phase) {
   Task t;
   t.kind = TaskKind::kCompute;
   t.rank = at.rank;
@@ -14,9 +14,16 @@ Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype
   t.name = at.prefix + name;
   t.op = op;
   t.dtype = dtype;
-  t.flops = flops;
-  t.bytes = bytes;
+  t.flops = cost.flops;
+  t.bytes = cost.bytes;
+  t.gemm = cost.gemm;
   return t;
+}
+
+// Adds `t` after `last` (if >= 0) and returns its id.
+TaskId Chain(TaskGraph& g, Task t, TaskId last) {
+  if (last >= 0) t.deps.push_back(last);
+  return g.Add(std::move(t));
 }
 
 }  // namespace
@@ -38,10 +45,10 @@ TaskId AddForward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskP
                   TaskId after) {
   TaskId last = after;
   for (const OpCost& op : layer.ops) {
-    Task t = Kernel(at, layer.name + "/" + op.name + "/fwd", op.kind, dtype, op.forward_flops,
-                    op.forward_bytes, Phase::kForward);
-    if (last >= 0) t.deps.push_back(last);
-    last = g.Add(std::move(t));
+    last = Chain(g,
+                 Kernel(at, layer.name + "/" + op.name + "/fwd", op.kind, dtype, op.forward,
+                        Phase::kForward),
+                 last);
   }
   if (layer.activation_bytes > 0) {
     AddMemory(g, at, layer.name + "/activations", "activations", layer.activation_bytes);
@@ -52,26 +59,46 @@ TaskId AddForward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskP
 TaskId AddBackward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskPlace& at,
                    TaskId after) {
   TaskId last = after;
+  if (layer.recomputed_bytes > 0) {
+    AddMemory(g, at, layer.name + "/recomputed", "activations", layer.recomputed_bytes);
+  }
+  for (const OpCost& op : layer.ops) {
+    if (!op.recomputed || op.forward.empty()) continue;
+    last = Chain(g,
+                 Kernel(at, layer.name + "/" + op.name + "/recompute", op.kind, dtype, op.forward,
+                        Phase::kRecompute),
+                 last);
+  }
   for (auto op = layer.ops.rbegin(); op != layer.ops.rend(); ++op) {
-    Task t = Kernel(at, layer.name + "/" + op->name + "/bwd", op->kind, dtype, op->backward_flops,
-                    op->backward_bytes, Phase::kBackward);
-    if (last >= 0) t.deps.push_back(last);
-    last = g.Add(std::move(t));
+    const std::string name = layer.name + "/" + op->name;
+    if (!op->backward_input.empty()) {
+      last =
+          Chain(g, Kernel(at, name + "/bwd", op->kind, dtype, op->backward_input, Phase::kBackward),
+                last);
+    }
+    if (!op->backward_weight.empty()) {
+      last = Chain(
+          g, Kernel(at, name + "/wgrad", op->kind, dtype, op->backward_weight, Phase::kBackward),
+          last);
+    }
   }
-  if (layer.activation_bytes > 0) {
-    AddMemory(g, at, layer.name + "/activations", "activations", -layer.activation_bytes);
-  }
+  const double freed = layer.activation_bytes + layer.recomputed_bytes;
+  if (freed > 0) AddMemory(g, at, layer.name + "/activations", "activations", -freed);
   return last;
 }
 
-double AdamStateBytesPerParam(DType precision) {
-  const double e = BytesPerElement(precision);
-  const double master = e < 4 ? 4 : 0;
-  return e /*weights*/ + e /*gradients*/ + master + 8 /*Adam m and v in FP32*/;
+TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType precision,
+                      StateSharding sharding) {
+  const ModelStateBytes b = AdamStateBytes(params, precision, sharding);
+  AddMemory(g, at, "weights", "weights", b.weights);
+  AddMemory(g, at, "gradients", "gradients", b.gradients);
+  return AddMemory(g, at, "optimizer_states", "optimizer", b.optimizer);
 }
 
+double AdamStateBytesPerParam(DType precision) { return AdamStateBytes(1, precision).Total(); }
+
 Task AdamStepTask(double params, DType precision) {
-  const double e = BytesPerElement(precision);
+  const double e = TrainingBytesPerParam(precision);
   Task t;
   t.kind = TaskKind::kCompute;
   t.phase = Phase::kOptimizer;

@@ -5,7 +5,8 @@
 #include <string>
 
 #include "core/task_graph.h"
-#include "models/gpt.h"
+#include "models/memory.h"
+#include "models/workload.h"
 
 namespace stratasim {
 
@@ -18,20 +19,28 @@ struct TaskPlace {
 };
 
 // Adds the forward kernels of `layer` in order, the first depending on `after` (if >= 0), and
-// then allocates the layer's saved activations. Returns the id of the last task added.
+// then allocates the layer's saved activations (category "activations"). Returns the id of the
+// last kernel.
 TaskId AddForward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskPlace& at,
                   TaskId after);
-// Adds the backward kernels of `layer` in reverse order, then frees its activations. Returns
-// the id of the last kernel (after which the layer's weight gradients are ready).
+// Adds the backward of `layer`: when it is recomputed, first allocates the re-created
+// activations and re-runs the recomputed ops' forward (Phase::kRecompute, in forward order);
+// then per op in reverse order its input-gradient kernel and its weight-gradient kernel; then
+// frees the layer's activations. Returns the id of the last kernel (after which the layer's
+// weight gradients are ready).
 TaskId AddBackward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskPlace& at,
                    TaskId after);
 // A zero-duration memory event on the rank's stream.
 TaskId AddMemory(TaskGraph& g, const TaskPlace& at, const std::string& name,
                  const std::string& category, double delta_bytes);
 
-// Bytes of model state per parameter with Adam (Rajbhandari et al. 2020, "ZeRO", §3.1):
-// weights and gradients in the training precision, plus FP32 Adam moments (and FP32 master
-// weights when training in 16 bits): 2 + 2 + 12 = 16 bytes for FP16/BF16.
+// Allocates the model states of `params` parameters with mixed-precision Adam, sharded as
+// `sharding` says (models/memory.h), as three memory events: "weights", "gradients",
+// "optimizer". Returns the id of the last.
+TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType precision,
+                      StateSharding sharding = {});
+
+// Bytes of model state per parameter with Adam: AdamStateBytes(1, precision).Total().
 double AdamStateBytesPerParam(DType precision);
 // An Adam step over `params` parameters as one fused memory-bound kernel: it reads the
 // gradient and reads and writes the FP32 master weight and both moments (plus writes the 16-bit

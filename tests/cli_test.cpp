@@ -36,8 +36,8 @@ std::string Slurp(const fs::path& p) {
 }
 
 fs::path TempDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("stratasim-cli-test-" + name + "-" +
-                                            std::to_string(getpid()));
+  fs::path d =
+      fs::temp_directory_path() / ("stratasim-cli-test-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -58,9 +58,9 @@ TEST(Cli, QuickstartWritesAllOutputsAndPrintsTheTable) {
     EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "temp file left behind";
   }
   // A written graph replays to the same iteration time.
-  const Result replay = RunCli("replay " + kQuickstart + " " +
-                               (out / "ddp-overlap-25MiB.graph.json").string() + " --out " +
-                               (out / "replay").string());
+  const Result replay =
+      RunCli("replay " + kQuickstart + " " + (out / "ddp-overlap-25MiB.graph.json").string() +
+             " --out " + (out / "replay").string());
   ASSERT_EQ(replay.status, 0) << replay.output;
   fs::remove_all(out);
 }
@@ -107,6 +107,57 @@ TEST(Cli, UnknownStrategyOptionExitsTwo) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("strategies[0].options.bucket_sise"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("unknown option"), std::string::npos) << r.output;
+  fs::remove_all(d);
+}
+
+TEST(Cli, CollectivePrintsTheNcclTestsTable) {
+  const fs::path d = TempDir("coll");
+  const Result r = RunCli("collective " + kQuickstart + " -b 1M -e 64M -f 4 --json " +
+                          (d / "sweep.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("algbw"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("busbw"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("     1048576"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("    67108864"), std::string::npos) << r.output;
+  const std::string json = Slurp(d / "sweep.json");
+  EXPECT_NE(json.find("\"busbw_Bps\""), std::string::npos) << json;
+  // A forced algorithm shows in the last column; a wrong one is a usage error.
+  const Result ring = RunCli("collective " + kQuickstart + " -b 1G -e 1G -a ring -p simple");
+  ASSERT_EQ(ring.status, 0) << ring.output;
+  EXPECT_NE(ring.output.find("ring/simple/"), std::string::npos) << ring.output;
+  const Result bad = RunCli("collective " + kQuickstart + " -c broadcast -a hierarchical");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("--algorithm hierarchical: broadcast has: auto ring tree"),
+            std::string::npos)
+      << bad.output;
+  const Result op = RunCli("collective " + kQuickstart + " -c allreduce");
+  EXPECT_EQ(op.status, 2);
+  EXPECT_NE(op.output.find("--op allreduce: not a collective"), std::string::npos) << op.output;
+  fs::remove_all(d);
+}
+
+TEST(Cli, CalibrationFileChangesTheSimulatedTime) {
+  const fs::path d = TempDir("calib");
+  std::ofstream(d / "slow.yaml") << "format: stratasim-calibration\nversion: 1\ngpus:\n"
+                                    "  - gpu: A100-SXM4-80GB\n    compute:\n"
+                                    "      gemm: [{efficiency: 0.1}]\n";
+  const Result base =
+      RunCli("run " + kQuickstart + " -s ddp-no-overlap --out " + (d / "a").string());
+  const Result slow = RunCli("run " + kQuickstart + " -s ddp-no-overlap --out " +
+                             (d / "b").string() + " --calibration " + (d / "slow.yaml").string());
+  ASSERT_EQ(base.status, 0) << base.output;
+  ASSERT_EQ(slow.status, 0) << slow.output;
+  auto iteration = [](const std::string& csv) {
+    const size_t row = csv.find("\nddp-no-overlap,");
+    size_t at = row;
+    for (int i = 0; i < 4; ++i) at = csv.find(',', at + 1);  // name,kind,ok,num_gpus,
+    return std::stod(csv.substr(at + 1));
+  };
+  EXPECT_GT(iteration(Slurp(d / "b" / "results.csv")),
+            2 * iteration(Slurp(d / "a" / "results.csv")));
+  const Result missing = RunCli("run " + kQuickstart + " --calibration /nonexistent.yaml");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("/nonexistent.yaml"), std::string::npos) << missing.output;
   fs::remove_all(d);
 }
 

@@ -1,7 +1,11 @@
-// Simulated collectives against their alpha-beta closed forms on uncontended topologies.
+// Simulated collectives against their alpha-beta closed forms (docs/collectives.md) on
+// uncontended topologies, at step and stream fidelity.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/task_graph.h"
+#include "sim/collectives/protocol.h"
 #include "sim/executor.h"
 #include "tests/test_clusters.h"
 
@@ -11,8 +15,21 @@ namespace {
 using testing::NvSwitchCluster;
 using testing::NvSwitchOptions;
 
-// One collective over ranks [0, n); returns the time from start to the last member's end.
-double CollectiveTime(const ClusterSpec& c, CollectiveKind kind, int n, double bytes) {
+struct Forced {
+  std::string algorithm = "auto";
+  std::string protocol = "simple";
+  int channels = 1;
+  Fidelity fidelity = Fidelity::kStep;
+};
+
+struct Outcome {
+  double seconds = 0;
+  std::string chosen;  // "algorithm/protocol/Nch"
+};
+
+// One collective over ranks [0, n) that all join at time 0.
+Outcome Collect(const ClusterSpec& c, CollectiveKind kind, int n, double bytes, const Forced& run,
+                int root = 0) {
   TaskGraph g(n);
   Task member;
   member.stream = g.Stream("comm");
@@ -21,12 +38,26 @@ double CollectiveTime(const ClusterSpec& c, CollectiveKind kind, int n, double b
   col.kind = kind;
   for (int r = 0; r < n; ++r) col.ranks.push_back(r);
   col.bytes = bytes;
+  col.root = root;
+  col.algorithm = run.algorithm;
   g.AddCollective(col, member);
-  ExecutionTrace t = sim::Simulate(g, c, SimulationSpec{});
-  double end = 0;
-  for (const TraceRecord& r : t.records) end = std::max(end, r.end_s);
-  return end;
+  SimulationSpec spec;
+  spec.fidelity = run.fidelity;
+  spec.collectives.protocol = run.protocol;
+  spec.collectives.channels = run.channels;
+  ExecutionTrace t = sim::Simulate(g, c, spec);
+  return Outcome{t.makespan_s, t.collective_algorithms.at(0)};
 }
+
+// NCCL's latencies for the simple protocol (sim/collectives/protocol.h).
+double Base(const std::string& algo) {
+  return sim::BaseLatencySeconds(algo, sim::Protocol::kSimple);
+}
+double Step(const std::string& algo, sim::HopKind hop) {
+  return sim::StepLatencySeconds(algo, sim::Protocol::kSimple, hop);
+}
+
+constexpr Fidelity kBoth[] = {Fidelity::kStep, Fidelity::kStream};
 
 struct RingCase {
   int gpus;
@@ -35,22 +66,31 @@ struct RingCase {
 
 class RingAllReduceInServer : public ::testing::TestWithParam<RingCase> {};
 
-// 2(N-1)/N * S/B + 2(N-1) * alpha, alpha = one hop's route latency (GPU port up + down).
+// T = b + 2(N-1)(delta + alpha + S/(N B)), alpha = one hop's route latency (port up + down).
 TEST_P(RingAllReduceInServer, MatchesAlphaBeta) {
   const auto [n, bytes] = GetParam();
   NvSwitchOptions o;
   o.gpus_per_server = n;
   o.nics = n;
   const double alpha = 2 * o.nvswitch_latency_s;
-  const double expected = 2.0 * (n - 1) / n * bytes / o.nvswitch_Bps + 2.0 * (n - 1) * alpha;
-  const double got = CollectiveTime(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes);
-  EXPECT_NEAR(got, expected, 0.01 * expected) << "N=" << n << " S=" << bytes;
+  const double expected =
+      Base("ring") +
+      2.0 * (n - 1) * (Step("ring", sim::HopKind::kNvLink) + alpha + bytes / (n * o.nvswitch_Bps));
+  for (Fidelity f : kBoth) {
+    const Outcome got =
+        Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes, {"ring", "simple", 1, f});
+    EXPECT_NEAR(got.seconds, expected, 0.01 * expected) << "N=" << n << " " << ToString(f);
+    EXPECT_EQ(got.chosen, "ring/simple/1ch");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduceInServer,
-                         ::testing::Values(RingCase{2, 1e9}, RingCase{4, 256e6},
-                                           RingCase{8, 1e9}, RingCase{8, 1e6},
-                                           RingCase{16, 64e6}));
+                         ::testing::Values(RingCase{2, 1e9}, RingCase{4, 256e6}, RingCase{8, 1e9},
+                                           RingCase{8, 1e6}, RingCase{16, 64e6}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.gpus) + "gpus_" +
+                                  std::to_string(static_cast<long>(info.param.bytes)) + "B";
+                         });
 
 // Across servers, one GPU each: every hop is NIC up, the switch, NIC down.
 TEST(RingAllReduceAcrossServers, MatchesAlphaBeta) {
@@ -61,33 +101,138 @@ TEST(RingAllReduceAcrossServers, MatchesAlphaBeta) {
     o.nics = 1;
     const double bytes = 512e6;
     const double alpha = 2 * o.nic_latency_s + o.switch_latency_s;
-    const double expected = 2.0 * (n - 1) / n * bytes / o.nic_Bps + 2.0 * (n - 1) * alpha;
-    const double got = CollectiveTime(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes);
-    EXPECT_NEAR(got, expected, 0.01 * expected) << "N=" << n;
+    const double expected =
+        Base("ring") +
+        2.0 * (n - 1) * (Step("ring", sim::HopKind::kNet) + alpha + bytes / (n * o.nic_Bps));
+    for (Fidelity f : kBoth) {
+      const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes,
+                                 {"ring", "simple", 1, f})
+                             .seconds;
+      EXPECT_NEAR(got, expected, 0.01 * expected) << "N=" << n << " " << ToString(f);
+    }
   }
 }
 
-// Reduce-scatter and all-gather are half a ring all-reduce: (N-1)/N * S/B + (N-1) * alpha.
+// Reduce-scatter and all-gather are half a ring all-reduce.
 TEST(RingHalfCollectives, MatchAlphaBeta) {
   NvSwitchOptions o;
   const int n = 8;
   const double bytes = 1e9, alpha = 2 * o.nvswitch_latency_s;
-  const double expected = (n - 1.0) / n * bytes / o.nvswitch_Bps + (n - 1) * alpha;
+  const double expected = Base("ring") + (n - 1.0) * (Step("ring", sim::HopKind::kNvLink) + alpha +
+                                                      bytes / (n * o.nvswitch_Bps));
   for (CollectiveKind k : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
-    const double got = CollectiveTime(NvSwitchCluster(o), k, n, bytes);
-    EXPECT_NEAR(got, expected, 0.01 * expected) << ToString(k);
+    for (Fidelity f : kBoth) {
+      const double got = Collect(NvSwitchCluster(o), k, n, bytes, {"ring", "simple", 1, f}).seconds;
+      EXPECT_NEAR(got, expected, 0.01 * expected) << ToString(k) << " " << ToString(f);
+    }
   }
 }
 
-// Pipelined chain broadcast of C chunks over N-1 hops: (C + N - 2) * (S/C/B + alpha).
-TEST(ChainBroadcast, MatchesPipelineFormula) {
+// Pipelined chain broadcast over H = N-1 hops in q chunks: step pays the pipeline fill,
+// stream does not. This is where the two fidelities differ.
+TEST(ChainBroadcast, StepPaysThePipelineFillStreamDoesNot) {
+  NvSwitchOptions o;
+  const int n = 8, hops = n - 1, q = 32;
+  const double bytes = q * 512.0 * 1024;  // 32 chunks of 512 KiB
+  const double alpha = 2 * o.nvswitch_latency_s, delta = Step("ring", sim::HopKind::kNvLink);
+  const double t = bytes / q / o.nvswitch_Bps;
+  const double step = Base("ring") + hops * delta + (hops + q - 1) * (alpha + t);
+  const double stream = Base("ring") + delta + q * alpha + bytes / o.nvswitch_Bps;
+  const auto run = [&](Fidelity f) {
+    return Collect(NvSwitchCluster(o), CollectiveKind::kBroadcast, n, bytes,
+                   {"ring", "simple", 1, f})
+        .seconds;
+  };
+  EXPECT_NEAR(run(Fidelity::kStep), step, 0.01 * step);
+  EXPECT_NEAR(run(Fidelity::kStream), stream, 0.01 * stream);
+  EXPECT_GT(step, 1.1 * stream);
+}
+
+// Rabenseifner on a non-blocking fabric: b + 2 log2(p)(delta + alpha) + 2(p-1)/p S/B, plus a
+// fold and an unfold of the whole buffer when N is not a power of two.
+TEST(RecursiveHalvingDoubling, MatchesAlphaBeta) {
+  for (int n : {8, 6}) {
+    NvSwitchOptions o;
+    o.gpus_per_server = n;
+    o.nics = n;
+    const double bytes = 256e6, alpha = 2 * o.nvswitch_latency_s;
+    const double delta = Step("ring", sim::HopKind::kNvLink);
+    const int p = n == 8 ? 8 : 4;
+    double expected = Base("ring") + 2 * std::log2(p) * (delta + alpha) +
+                      2.0 * (p - 1) / p * bytes / o.nvswitch_Bps;
+    if (n != p) expected += 2 * (delta + alpha + bytes / o.nvswitch_Bps);
+    const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes,
+                               {"recursive_halving_doubling", "simple", 1, Fidelity::kStep})
+                           .seconds;
+    EXPECT_NEAR(got, expected, 0.02 * expected) << "N=" << n;
+  }
+}
+
+// Hierarchical: intra-server ring reduce-scatter, inter-server ring per local index over its
+// own NIC, intra-server all-gather.
+TEST(Hierarchical, MatchesAlphaBeta) {
+  NvSwitchOptions o;
+  o.servers = 4;
+  o.gpus_per_server = 4;
+  o.nics = 4;
+  const int s = 4, k = 4;
+  const double bytes = 512e6;
+  const double ai = 2 * o.nvswitch_latency_s, ae = 2 * o.nic_latency_s + o.switch_latency_s;
+  const double expected =
+      Base("ring") +
+      2 * (k - 1) * (Step("ring", sim::HopKind::kNvLink) + ai + bytes / (k * o.nvswitch_Bps)) +
+      2 * (s - 1) * (Step("ring", sim::HopKind::kNet) + ae + bytes / (k * s * o.nic_Bps));
+  for (Fidelity f : kBoth) {
+    const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, s * k, bytes,
+                               {"hierarchical", "simple", 1, f})
+                           .seconds;
+    EXPECT_NEAR(got, expected, 0.02 * expected) << ToString(f);
+  }
+}
+
+TEST(Direct, AllReduceAndAllToAllMatchAlphaBeta) {
   NvSwitchOptions o;
   const int n = 8;
-  const double bytes = 32 * 512.0 * 1024;  // 32 chunks of NCCL's 512 KiB step
-  const double chunks = 32, alpha = 2 * o.nvswitch_latency_s;
-  const double expected = (chunks + n - 2) * (bytes / chunks / o.nvswitch_Bps + alpha);
-  const double got = CollectiveTime(NvSwitchCluster(o), CollectiveKind::kBroadcast, n, bytes);
+  const double bytes = 64e6, alpha = 2 * o.nvswitch_latency_s;
+  const double head = Base("ring") + Step("ring", sim::HopKind::kNvLink) + alpha;
+  const double one_shot = head + (n - 1) * bytes / o.nvswitch_Bps;
+  const double a2a = head + (n - 1) * bytes / (n * o.nvswitch_Bps);
+  const double got_ar = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes,
+                                {"direct", "simple", 1, Fidelity::kStep})
+                            .seconds;
+  EXPECT_NEAR(got_ar, one_shot, 0.01 * one_shot);
+  const double got_a2a = Collect(NvSwitchCluster(o), CollectiveKind::kAllToAll, n, bytes,
+                                 {"direct", "simple", 1, Fidelity::kStep})
+                             .seconds;
+  EXPECT_NEAR(got_a2a, a2a, 0.01 * a2a);
+}
+
+TEST(Pairwise, AllToAllMatchesAlphaBeta) {
+  NvSwitchOptions o;
+  const int n = 8;
+  const double bytes = 64e6, alpha = 2 * o.nvswitch_latency_s;
+  const double expected = Base("ring") + (n - 1) * (Step("ring", sim::HopKind::kNvLink) + alpha +
+                                                    bytes / (n * o.nvswitch_Bps));
+  const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllToAll, n, bytes,
+                             {"pairwise", "simple", 1, Fidelity::kStep})
+                         .seconds;
   EXPECT_NEAR(got, expected, 0.01 * expected);
+}
+
+// Double binary tree: every member sends about 2S; held to a looser tolerance (docs: interior
+// nodes feed two children and members serve both trees).
+TEST(Tree, AllReduceIsBandwidthBoundAtTwiceTheBuffer) {
+  NvSwitchOptions o;
+  o.servers = 8;
+  o.gpus_per_server = 1;
+  o.nics = 1;
+  const double bytes = 1e9;
+  const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 8, bytes,
+                             {"tree", "simple", 1, Fidelity::kStep})
+                         .seconds;
+  const double bandwidth_term = 2 * bytes / o.nic_Bps;
+  EXPECT_GT(got, bandwidth_term);
+  EXPECT_LT(got, 1.1 * bandwidth_term);
 }
 
 // busbw of a large all-reduce approaches the bottleneck link bandwidth (nccl-tests' factor).
@@ -95,10 +240,74 @@ TEST(RingAllReduceInServer, BusBandwidthApproachesLinkBandwidth) {
   NvSwitchOptions o;
   const int n = 8;
   const double bytes = 8e9;
-  const double t = CollectiveTime(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes);
-  const double busbw = bytes / t * 2.0 * (n - 1) / n;
-  EXPECT_GT(busbw, 0.99 * o.nvswitch_Bps);
-  EXPECT_LE(busbw, o.nvswitch_Bps);
+  for (Fidelity f : kBoth) {
+    const double t =
+        Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes, {"ring", "simple", 1, f})
+            .seconds;
+    const double busbw = bytes / t * 2.0 * (n - 1) / n;
+    EXPECT_GT(busbw, 0.99 * o.nvswitch_Bps);
+    EXPECT_LE(busbw, o.nvswitch_Bps);
+  }
+}
+
+// Analytic fidelity gives the tuner's alpha-beta time: close to the simulated one uncontended.
+TEST(Analytic, CloseToSimulatedWhenUncontended) {
+  NvSwitchOptions o;
+  const double bytes = 1e9;
+  const double step = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 8, bytes,
+                              {"ring", "simple", 1, Fidelity::kStep})
+                          .seconds;
+  const double analytic = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 8, bytes,
+                                  {"ring", "simple", 1, Fidelity::kAnalytic})
+                              .seconds;
+  EXPECT_NEAR(analytic, step, 0.02 * step);
+}
+
+// The automatic choice: a latency-bound algorithm for small messages, ring for large ones.
+TEST(AutoChoice, SmallMessagesAvoidTheRingLargeOnesUseIt) {
+  NvSwitchOptions o;
+  const auto chosen = [&](double bytes, const NvSwitchOptions& opt) {
+    Forced run;
+    run.protocol = "auto";
+    run.channels = 0;
+    return Collect(NvSwitchCluster(opt), CollectiveKind::kAllReduce,
+                   opt.servers * opt.gpus_per_server, bytes, run)
+        .chosen;
+  };
+  EXPECT_EQ(chosen(1024, o).rfind("direct/", 0), 0u) << chosen(1024, o);
+  EXPECT_EQ(chosen(1e9, o).rfind("ring/", 0), 0u) << chosen(1e9, o);
+  NvSwitchOptions multi = o;
+  multi.servers = 4;
+  const std::string small = chosen(1024, multi), large = chosen(1e9, multi);
+  EXPECT_EQ(small.rfind("ring/", 0), std::string::npos) << small;
+  EXPECT_TRUE(large.rfind("ring/", 0) == 0 || large.rfind("hierarchical/", 0) == 0) << large;
+  // Across servers a ring stripes its channels over every NIC.
+  if (large.rfind("ring/", 0) == 0) {
+    EXPECT_NE(large.find("/8ch"), std::string::npos) << large;
+  }
+}
+
+// Intra-server bandwidth >> NIC bandwidth: hierarchical sends 2(s-1)/s S across servers per
+// server where a flat ring sends 2(N-1)/N S through the NIC of each ring edge, and with a NIC
+// per GPU it spreads that over every NIC where a one-channel ring uses one.
+TEST(Hierarchical, BeatsFlatRingWhenNicsAreTheBottleneck) {
+  for (int nics : {1, 8}) {
+    NvSwitchOptions o;
+    o.servers = 4;
+    o.gpus_per_server = 8;
+    o.nics = nics;
+    const double bytes = 256e6;
+    const double ring = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 32, bytes,
+                                {"ring", "simple", 1, Fidelity::kStep})
+                            .seconds;
+    const double hier = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 32, bytes,
+                                {"hierarchical", "simple", 1, Fidelity::kStep})
+                            .seconds;
+    // One NIC per server: the volume ratio (3/4) / (31/32) = 0.77, plus the intra phases.
+    // A NIC per GPU: a further 8x on the inter-server phase.
+    EXPECT_LT(hier, (nics == 1 ? 0.9 : 0.3) * ring)
+        << nics << " NIC(s): hierarchical " << hier << " s, ring " << ring << " s";
+  }
 }
 
 }  // namespace

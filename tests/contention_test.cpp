@@ -89,6 +89,14 @@ TEST(Contention, OversubscribedSpineLimitsCrossLeafFlows) {
   // Two cross-leaf flows from one leaf share its uplink.
   const std::vector<double> two = Transfers(c, {{0, 2, bytes}, {1, 3, bytes}});
   for (double end : two) EXPECT_NEAR(end, cross_latency + bytes / (uplink / 2), 1e-3 * end);
+  // Each GPU leaves through its own NIC, wherever it sits under its leaf: two cross-leaf flows
+  // from different servers of one leaf do not share a NIC (only the uplink).
+  NvSwitchOptions wide = o;
+  wide.gpus_per_server = 2;
+  wide.nics = 2;
+  const ClusterSpec c2 = LeafSpine(1, wide);  // servers {0, 1} | {2, 3}, ranks 2s and 2s+1
+  const std::vector<double> own = Transfers(c2, {{3, 4, bytes}, {0, 6, bytes}});
+  for (double end : own) EXPECT_NEAR(end, cross_latency + bytes / o.nic_Bps, 1e-3 * end);
   // Without oversubscription the NIC is the bottleneck again.
   const double full = Transfers(LeafSpine(1, o), {{0, 2, bytes}})[0];
   EXPECT_NEAR(full, cross_latency + bytes / o.nic_Bps, 1e-3 * full);

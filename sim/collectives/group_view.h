@@ -16,6 +16,10 @@ struct GroupMember {
   int nic = 0;     // index of the NIC serving it, inside its server
 };
 
+// What carries the hops between two GPUs of a server; selects NCCL's per-hop latency figures
+// (NVLink or PCI) in sim/collectives/protocol.h.
+enum class IntraFabric { kNvSwitch, kNvLink, kPcie };
+
 struct GroupView {
   std::vector<GroupMember> members;  // in Collective::ranks order
   // Bandwidth per direction and latency of one hop between two GPUs of a server (the slowest
@@ -24,9 +28,10 @@ struct GroupView {
   // simulation itself uses the platform's real routes.
   double intra_Bps = 0;
   double intra_latency_s = 0;
-  double inter_Bps = 0;  // per NIC
+  IntraFabric intra_fabric = IntraFabric::kNvSwitch;  // of the slowest intra-server hop
+  double inter_Bps = 0;                               // per NIC
   double inter_latency_s = 0;
-  int num_servers = 0;  // distinct servers among the members
+  int num_servers = 0;          // distinct servers among the members
   int max_nics_per_server = 1;  // distinct NICs used by the members of one server (max)
 };
 

@@ -4,7 +4,8 @@
 #include <cstdio>
 
 #include "core/units.h"
-#include "models/gpt.h"
+#include "models/memory.h"
+#include "models/workload.h"
 #include "strategies/layer_tasks.h"
 
 namespace stratasim {
@@ -17,7 +18,7 @@ struct Bucket {
 
 // Packs gradients into buckets in reverse layer order, as DDP's Reducer does: a bucket closes
 // once it holds at least `cap` bytes (whole layers only).
-std::vector<Bucket> MakeBuckets(const GptWorkload& w, double grad_bytes_per_param, double cap) {
+std::vector<Bucket> MakeBuckets(const Workload& w, double grad_bytes_per_param, double cap) {
   std::vector<Bucket> buckets;
   Bucket open;
   for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
@@ -46,6 +47,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
   const bool overlap = opt.Bool("overlap", true);
   const std::string algorithm = opt.Choice("algorithm", "auto", {"auto", "ring"});
+  const bool bucket_view = opt.Bool("gradient_as_bucket_view", false);
   opt.Finish();
 
   const TrainingSpec& tr = s.training;
@@ -53,18 +55,21 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   const long per_step = static_cast<long>(tr.micro_batch) * gpus;
   if (tr.global_batch % per_step != 0) {
     throw opt.Fail("", "data parallelism over " + std::to_string(gpus) +
-                           " GPUs needs training.global_batch (" +
-                           std::to_string(tr.global_batch) + ") to be a multiple of micro_batch (" +
-                           std::to_string(tr.micro_batch) + ") x " + std::to_string(gpus));
+                           " GPUs needs training.global_batch (" + std::to_string(tr.global_batch) +
+                           ") to be a multiple of micro_batch (" + std::to_string(tr.micro_batch) +
+                           ") x " + std::to_string(gpus));
   }
   const int micro_batches = static_cast<int>(tr.global_batch / per_step);
 
-  const GptWorkload w = BuildGpt(s.model, tr.micro_batch, tr.precision);
-  const double grad_bytes = BytesPerElement(tr.precision);
+  // Every micro-batch has the same shape; a sampled workload (GraphSAGE) uses the counts of one
+  // sampled mini-batch for all of them.
+  const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
+  const double grad_bytes = TrainingBytesPerParam(tr.precision);
   const std::vector<Bucket> buckets = MakeBuckets(w, grad_bytes, bucket_cap);
+  double grad_total = 0;
+  for (const Bucket& b : buckets) grad_total += b.bytes;
 
-  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch),
-            static_cast<double>(s.model.sequence), {}};
+  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
   TaskGraph& g = plan.graph;
   const int compute = g.Stream("compute");
   const int comm = g.Stream("comm");
@@ -79,7 +84,10 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
     for (int r = 0; r < gpus; ++r) {
       TaskPlace at{r, compute, it, ""};
       if (it == 0) {
-        AddMemory(g, at, "model_states", "model_states", w.params * AdamStateBytesPerParam(tr.precision));
+        AddModelStates(g, at, w.params, tr.precision);
+        // DDP's Reducer copies gradients into flat bucket buffers unless gradients are views
+        // into them (gradient_as_bucket_view, PyTorch >= 1.7).
+        if (!bucket_view) AddMemory(g, at, "ddp_buckets", "comm_buffers", grad_total);
       }
       TaskId last = -1;
       for (int mb = 0; mb < micro_batches; ++mb) {
@@ -126,8 +134,6 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
-  double grad_total = 0;
-  for (const Bucket& b : buckets) grad_total += b.bytes;
   plan.notes.push_back(std::to_string(micro_batches) + " micro-batch(es) of " +
                        std::to_string(tr.micro_batch) + " per GPU per iteration");
   plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +
@@ -135,6 +141,11 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
                        " all-reduced per iteration, " +
                        (overlap ? "overlapped with backward" : "after backward"));
   plan.notes.push_back(Printf("%.3g M parameters", w.params / 1e6));
+  const ModelStateBytes states = AdamStateBytes(w.params, tr.precision);
+  plan.notes.push_back("memory per GPU: model states " + FormatBytes(states.Total()) +
+                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
+                       std::string(ToString(w.recompute)) + ")" +
+                       (bucket_view ? "" : ", gradient buckets " + FormatBytes(grad_total)));
   return plan;
 }
 

@@ -13,6 +13,12 @@
 //                communicating earlier but pay the per-collective latency more often.
 //   overlap      (default true). false all-reduces every bucket after the backward pass ends.
 //   algorithm    (default "auto"): all-reduce algorithm hint for the executor.
+//   gradient_as_bucket_view (default false, as PyTorch): false keeps a second copy of the
+//                gradients in the bucket buffers (memory category "comm_buffers").
+//
+// Memory: weights, gradients and Adam states (models/memory.h) and the bucket buffers from the
+// start; each micro-batch's activations from its layer's forward to its backward, with the
+// model's recomputation choice.
 #ifndef STRATASIM_STRATEGIES_DATA_DDP_H_
 #define STRATASIM_STRATEGIES_DATA_DDP_H_
 

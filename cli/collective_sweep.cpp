@@ -1,0 +1,160 @@
+#include "cli/collective_sweep.h"
+
+#include <cctype>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "sim/executor.h"
+
+namespace stratasim {
+
+double BusBandwidthFactor(CollectiveKind kind, int n) {
+  if (n <= 1) return 1;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      return 1;
+    default:
+      return static_cast<double>(n - 1) / n;
+  }
+}
+
+double ParseSweepSize(const std::string& text) {
+  if (!text.empty()) {
+    const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+    const double scale = last == 'K'   ? 1024.0
+                         : last == 'M' ? 1048576.0
+                         : last == 'G' ? 1073741824.0
+                                       : 0;
+    if (scale > 0) return ParseBytes(text.substr(0, text.size() - 1)) * scale;
+  }
+  return ParseBytes(text);
+}
+
+std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep) {
+  const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
+  if (n > s.cluster.NumGpus()) {
+    throw Error("--gpus " + std::to_string(n) + " is more than the cluster's " +
+                std::to_string(s.cluster.NumGpus()) + " GPUs");
+  }
+  if (sweep.kind == CollectiveKind::kAllToAllV) {
+    throw Error("all_to_all_v needs a size matrix; sweep all_to_all instead");
+  }
+  if (sweep.min_bytes <= 0 || sweep.max_bytes < sweep.min_bytes || sweep.factor <= 1) {
+    throw Error("a sweep needs 0 < -b <= -e and -f > 1");
+  }
+  if (sweep.root < 0 || sweep.root >= n) throw Error("--root must be one of the swept ranks");
+
+  TaskGraph g(n);
+  const int stream = g.Stream("comm");
+  std::vector<int> ranks(n);
+  for (int r = 0; r < n; ++r) ranks[r] = r;
+  std::vector<double> sizes;
+  std::vector<TaskId> barriers;
+  const double elem = BytesPerElement(sweep.dtype);
+  TaskId barrier = -1;
+  for (double b = sweep.min_bytes; b <= sweep.max_bytes * (1 + 1e-12); b *= sweep.factor) {
+    // Whole elements, and for the kinds that split the buffer evenly, a multiple of n of them.
+    const bool split = sweep.kind != CollectiveKind::kBroadcast &&
+                       sweep.kind != CollectiveKind::kReduce &&
+                       sweep.kind != CollectiveKind::kAllReduce;
+    const double unit = elem * (split ? n : 1);
+    const double bytes = std::max(unit, std::floor(b / unit) * unit);
+    Collective c;
+    c.kind = sweep.kind;
+    c.ranks = ranks;
+    c.bytes = bytes;
+    c.dtype = sweep.dtype;
+    c.root = sweep.root;
+    Task member;
+    member.stream = stream;
+    member.name = std::string(ToString(sweep.kind)) + " " + FormatBytes(bytes);
+    member.phase = Phase::kCommunication;
+    std::vector<TaskId> ids = g.AddCollective(c, member);
+    if (barrier >= 0) {
+      for (TaskId id : ids) g.AddDep(id, barrier);
+    }
+    // A zero-time event after every member: the next size starts when this one ended
+    // everywhere, as nccl-tests times each size on its own.
+    Task sync;
+    sync.kind = TaskKind::kMemory;
+    sync.stream = stream;
+    sync.name = "barrier";
+    sync.deps = ids;
+    barrier = g.Add(sync);
+    barriers.push_back(barrier);
+    sizes.push_back(bytes);
+  }
+  const ExecutionTrace t = sim::Simulate(g, s.cluster, s.simulation);
+  std::vector<SweepRow> rows;
+  double previous = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    SweepRow row;
+    row.bytes = sizes[i];
+    row.count = sizes[i] / elem;
+    const double end = t.records[barriers[i]].end_s;
+    row.time_s = end - previous;
+    previous = end;
+    row.algbw_Bps = row.time_s > 0 ? row.bytes / row.time_s : 0;
+    row.busbw_Bps = row.algbw_Bps * BusBandwidthFactor(sweep.kind, n);
+    if (i < t.collective_algorithms.size()) row.algorithm = t.collective_algorithms[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string FormatSweepTable(const Scenario& s, const CollectiveSweep& sweep,
+                             const std::vector<SweepRow>& rows) {
+  const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "# %s on %d GPUs of %s, %s fidelity (simulated)\n",
+                std::string(ToString(sweep.kind)).c_str(), n, s.name.c_str(),
+                std::string(ToString(s.simulation.fidelity)).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type",
+                "root", "time", "algbw", "busbw", "algorithm");
+  out += line;
+  std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %8s %8s\n", "(B)", "(elements)", "", "",
+                "(us)", "(GB/s)", "(GB/s)");
+  out += line;
+  const bool rooted =
+      sweep.kind == CollectiveKind::kBroadcast || sweep.kind == CollectiveKind::kReduce ||
+      sweep.kind == CollectiveKind::kGather || sweep.kind == CollectiveKind::kScatter;
+  for (const SweepRow& r : rows) {
+    std::snprintf(line, sizeof line, " %12.0f %12.0f %6s %6d %12.2f %8.2f %8.2f  %s\n", r.bytes,
+                  r.count, std::string(ToString(sweep.dtype)).c_str(), rooted ? sweep.root : -1,
+                  r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9, r.algorithm.c_str());
+    out += line;
+  }
+  return out;
+}
+
+std::string SweepToJson(const Scenario& s, const CollectiveSweep& sweep,
+                        const std::vector<SweepRow>& rows) {
+  nlohmann::ordered_json j;
+  j["format"] = "stratasim-collective-sweep";
+  j["version"] = 1;
+  j["scenario"] = s.name;
+  j["collective"] = ToString(sweep.kind);
+  j["dtype"] = ToString(sweep.dtype);
+  j["gpus"] = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
+  j["fidelity"] = ToString(s.simulation.fidelity);
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const SweepRow& r : rows) {
+    arr.push_back({{"bytes", r.bytes},
+                   {"count", r.count},
+                   {"time_s", r.time_s},
+                   {"algbw_Bps", r.algbw_Bps},
+                   {"busbw_Bps", r.busbw_Bps},
+                   {"algorithm", r.algorithm}});
+  }
+  j["rows"] = std::move(arr);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace stratasim

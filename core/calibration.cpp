@@ -1,0 +1,152 @@
+#include "core/calibration.h"
+
+#include <climits>
+
+#include "core/yaml_util.h"
+
+namespace stratasim {
+namespace {
+
+using yaml::Field;
+using yaml::Map;
+using yaml::Reader;
+
+constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise,
+                               OpKind::kOptimizer, OpKind::kOther};
+
+std::vector<std::string> OpKindNames() {
+  std::vector<std::string> names;
+  for (OpKind k : kOpKinds) names.emplace_back(ToString(k));
+  return names;
+}
+
+std::vector<EfficiencyBand> Bands(const Reader& r, const Field& f) {
+  std::vector<EfficiencyBand> bands;
+  const std::vector<Field> items = r.List(f, true);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Map m(r, items[i], {"max_flops", "efficiency"});
+    EfficiencyBand b;
+    b.efficiency = r.Fraction(m.Require("efficiency"));
+    const bool last = i + 1 == items.size();
+    if (auto max = m.Get("max_flops")) {
+      if (last) r.Fail(*max, "the last band covers the rest: leave max_flops out");
+      b.max_flops = r.PositiveNumber(*max);
+      if (!bands.empty() && b.max_flops <= bands.back().max_flops) {
+        r.Fail(*max, "must be greater than the previous band's max_flops");
+      }
+    } else if (!last) {
+      r.FailAt(items[i].value, items[i].path + ".max_flops",
+               "required field missing (only the last band may leave it out)");
+    }
+    bands.push_back(b);
+  }
+  return bands;
+}
+
+GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_far) {
+  Map m(r, f, {"gpu", "memory_efficiency", "kernel_launch", "compute"});
+  GpuCalibration g;
+  const Field gpu = m.Require("gpu");
+  g.gpu = r.String(gpu);
+  if (g.gpu.empty()) r.Fail(gpu, "must not be empty");
+  if (so_far.FindGpu(g.gpu) != nullptr) r.Fail(gpu, "GPU kind listed twice");
+  if (auto e = m.Get("memory_efficiency")) g.memory_efficiency = r.Fraction(*e);
+  if (auto launch = m.Get("kernel_launch")) g.kernel_launch_s = r.Seconds(*launch);
+  if (auto compute = m.Get("compute")) {
+    const std::vector<std::string> names = OpKindNames();
+    Map cm(r, *compute, names);
+    for (OpKind k : kOpKinds) {
+      if (auto table = cm.Get(std::string(ToString(k)))) g.compute[k] = Bands(r, *table);
+    }
+  }
+  return g;
+}
+
+CollectiveCalibration CollectiveEntry(const Reader& r, const Field& f) {
+  Map m(r, f, {"kind", "gpu", "group_size", "latency", "bandwidth"});
+  CollectiveCalibration c;
+  const Field kind = m.Require("kind");
+  const std::string name = r.String(kind);
+  std::vector<std::string> known;
+  bool found = false;
+  for (CollectiveKind k : kAllCollectiveKinds) {
+    known.emplace_back(ToString(k));
+    if (ToString(k) == name) {
+      c.kind = k;
+      found = true;
+    }
+  }
+  if (!found) r.Fail(kind, "unknown collective kind (known: " + yaml::Join(known) + ")");
+  if (auto gpu = m.Get("gpu")) c.gpu = r.String(*gpu);
+  c.group_size = static_cast<int>(r.Integer(m.Require("group_size"), 2, INT_MAX));
+  c.latency_s = r.Seconds(m.Require("latency"));
+  c.bandwidth_Bps = r.Bandwidth(m.Require("bandwidth"));
+  return c;
+}
+
+}  // namespace
+
+std::optional<double> GpuCalibration::ComputeEfficiency(OpKind kind, double flops) const {
+  auto it = compute.find(kind);
+  if (it == compute.end() || it->second.empty()) return std::nullopt;
+  for (const EfficiencyBand& b : it->second) {
+    if (flops <= b.max_flops) return b.efficiency;
+  }
+  return it->second.back().efficiency;
+}
+
+const GpuCalibration* Calibration::FindGpu(const std::string& gpu) const {
+  for (const GpuCalibration& g : gpus) {
+    if (g.gpu == gpu) return &g;
+  }
+  return nullptr;
+}
+
+const CollectiveCalibration* Calibration::FindCollective(CollectiveKind kind, int group_size,
+                                                         const std::string& gpu) const {
+  const CollectiveCalibration* any = nullptr;
+  for (const CollectiveCalibration& c : collectives) {
+    if (c.kind != kind || c.group_size != group_size) continue;
+    if (c.gpu == gpu) return &c;
+    if (c.gpu.empty() && any == nullptr) any = &c;
+  }
+  return any;
+}
+
+Calibration LoadCalibrationText(const std::string& text, const std::string& file_label) {
+  const Reader r(file_label);
+  const Field root = yaml::ParseDocument(text, file_label);
+  Map m(r, root, {"format", "version", "source", "gpus", "collectives"});
+  const Field format = m.Require("format");
+  if (r.String(format) != "stratasim-calibration") {
+    r.Fail(format, "must be \"stratasim-calibration\"");
+  }
+  r.Integer(m.Require("version"), 1, 1);
+  Calibration c;
+  c.file = file_label;
+  if (auto source = m.Get("source")) c.source = r.String(*source);
+  if (auto gpus = m.Get("gpus")) {
+    for (const Field& item : r.List(*gpus, false)) {
+      c.gpus.push_back(GpuEntry(r, item, c));
+    }
+  }
+  if (auto collectives = m.Get("collectives")) {
+    for (const Field& item : r.List(*collectives, false)) {
+      CollectiveCalibration entry = CollectiveEntry(r, item);
+      for (const CollectiveCalibration& seen : c.collectives) {
+        if (seen.kind == entry.kind && seen.group_size == entry.group_size &&
+            seen.gpu == entry.gpu) {
+          r.FailAt(item.value, item.path, "duplicate entry for this kind, group_size and gpu");
+        }
+      }
+      c.collectives.push_back(entry);
+    }
+  }
+  return c;
+}
+
+Calibration LoadCalibrationFile(const std::string& path) {
+  return LoadCalibrationText(yaml::ReadFile(path), path);
+}
+
+}  // namespace stratasim

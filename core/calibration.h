@@ -1,0 +1,89 @@
+// Measured cost-model parameters: what `validate` learns on real GPUs and the simulator uses
+// in place of its documented defaults (SimulationSpec in core/scenario.h).
+//
+// A calibration file lists, per GPU kind, the achieved fraction of peak per op kind in FLOP
+// ranges (small kernels reach less of the peak than large ones), the achieved fraction of
+// memory bandwidth, the kernel launch overhead, and per collective kind and group size an
+// alpha-beta model (latency + bytes / bandwidth) that the collective lowering may use.
+//
+//   format: stratasim-calibration
+//   version: 1
+//   source: "8x H100 SXM5, stratasim validate, 2025-03-01"      # optional, free text
+//   gpus:
+//     - gpu: H100-SXM5                  # a GPU kind name as the cluster uses it
+//       memory_efficiency: 0.85         # optional, in (0, 1]
+//       kernel_launch: "5us"            # optional, a time >= 0
+//       compute:                        # optional; op kinds: gemm attention elementwise
+//         gemm:                         #   optimizer other
+//           - {max_flops: 1e9, efficiency: 0.25}   # ops of at most 1 GFLOP
+//           - {max_flops: 1e11, efficiency: 0.6}
+//           - {efficiency: 0.75}                   # the rest: the last band has no max_flops
+//   collectives:                        # optional
+//     - {kind: all_reduce, gpu: H100-SXM5, group_size: 8, latency: "20us",
+//        bandwidth: "180GB/s"}          # gpu optional: any GPU kind
+//
+// Every rule is checked; a bad file raises ConfigError with its file, line, key and rule, as
+// the scenario loader does.
+#ifndef STRATASIM_CORE_CALIBRATION_H_
+#define STRATASIM_CORE_CALIBRATION_H_
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/task_graph.h"
+
+namespace stratasim {
+
+// Ops of at most `max_flops` FLOPs (and more than the previous band's) achieve `efficiency`.
+struct EfficiencyBand {
+  double max_flops = std::numeric_limits<double>::infinity();
+  double efficiency = 1;
+};
+
+struct GpuCalibration {
+  std::string gpu;
+  std::map<OpKind, std::vector<EfficiencyBand>> compute;  // bands by increasing max_flops
+  std::optional<double> memory_efficiency;
+  std::optional<double> kernel_launch_s;
+
+  // The measured efficiency of a `kind` op of `flops` FLOPs; nullopt when the file has no
+  // table for that kind.
+  std::optional<double> ComputeEfficiency(OpKind kind, double flops) const;
+};
+
+// time = latency + bytes / bandwidth, with `bytes` the collective's size as Collective::bytes
+// counts it (nccl-tests' "size"), so `bandwidth` is nccl-tests' algorithm bandwidth.
+struct CollectiveCalibration {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  std::string gpu;  // empty: any GPU kind
+  int group_size = 0;
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+
+  double Seconds(double bytes) const { return latency_s + bytes / bandwidth_Bps; }
+};
+
+struct Calibration {
+  std::string file;    // where it was read from
+  std::string source;  // free text: how it was measured
+  std::vector<GpuCalibration> gpus;
+  std::vector<CollectiveCalibration> collectives;
+
+  // nullptr when the file does not list the GPU kind.
+  const GpuCalibration* FindGpu(const std::string& gpu) const;
+  // The entry for exactly this kind, group size and GPU kind (a GPU-specific entry wins over
+  // one for any GPU); nullptr when there is none.
+  const CollectiveCalibration* FindCollective(CollectiveKind kind, int group_size,
+                                              const std::string& gpu) const;
+};
+
+// Throws ConfigError (file, line, column, key, value, rule) on any bad input.
+Calibration LoadCalibrationFile(const std::string& path);
+Calibration LoadCalibrationText(const std::string& text, const std::string& file_label);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_CORE_CALIBRATION_H_

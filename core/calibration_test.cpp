@@ -1,0 +1,130 @@
+#include "core/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+
+namespace stratasim {
+namespace {
+
+// Line numbers in the tests below refer to this text.
+const char kGood[] = R"(format: stratasim-calibration
+version: 1
+source: "test bench"
+gpus:
+  - gpu: H100-SXM5
+    memory_efficiency: 0.9
+    kernel_launch: "6us"
+    compute:
+      gemm:
+        - {max_flops: 1e9, efficiency: 0.2}
+        - {max_flops: 1e11, efficiency: 0.5}
+        - {efficiency: 0.8}
+      attention: [{efficiency: 0.4}]
+collectives:
+  - {kind: all_reduce, group_size: 8, latency: "20us", bandwidth: "100GB/s"}
+  - {kind: all_reduce, gpu: H100-SXM5, group_size: 8, latency: "10us", bandwidth: "200GB/s"}
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "\"" << from << "\" not in the text";
+    return text;
+  }
+  return text.replace(at, from.size(), to);
+}
+
+void ExpectError(const std::string& text, int line, const std::string& key,
+                 const std::string& rule) {
+  try {
+    LoadCalibrationText(text, "c.yaml");
+    ADD_FAILURE() << "no error for " << key;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.where().file, "c.yaml");
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_EQ(e.key(), key) << e.what();
+    EXPECT_EQ(e.rule(), rule) << e.what();
+  }
+}
+
+TEST(Calibration, ReadsEfficiencyBandsAndCollectives) {
+  const Calibration c = LoadCalibrationText(kGood, "c.yaml");
+  EXPECT_EQ(c.source, "test bench");
+  const GpuCalibration* h100 = c.FindGpu("H100-SXM5");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(c.FindGpu("A100-SXM4-80GB"), nullptr);
+  EXPECT_DOUBLE_EQ(*h100->memory_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(*h100->kernel_launch_s, 6e-6);
+  EXPECT_DOUBLE_EQ(*h100->ComputeEfficiency(OpKind::kGemm, 5e8), 0.2);
+  EXPECT_DOUBLE_EQ(*h100->ComputeEfficiency(OpKind::kGemm, 1e9), 0.2);  // bands are inclusive
+  EXPECT_DOUBLE_EQ(*h100->ComputeEfficiency(OpKind::kGemm, 2e9), 0.5);
+  EXPECT_DOUBLE_EQ(*h100->ComputeEfficiency(OpKind::kGemm, 1e15), 0.8);
+  EXPECT_DOUBLE_EQ(*h100->ComputeEfficiency(OpKind::kAttention, 1), 0.4);
+  EXPECT_FALSE(h100->ComputeEfficiency(OpKind::kElementwise, 1).has_value());
+
+  // A GPU-specific entry wins over one for any GPU; other GPUs get the generic one.
+  const CollectiveCalibration* own = c.FindCollective(CollectiveKind::kAllReduce, 8, "H100-SXM5");
+  ASSERT_NE(own, nullptr);
+  EXPECT_DOUBLE_EQ(own->Seconds(200e9), 10e-6 + 1.0);
+  const CollectiveCalibration* any = c.FindCollective(CollectiveKind::kAllReduce, 8, "V100-SXM2");
+  ASSERT_NE(any, nullptr);
+  EXPECT_DOUBLE_EQ(any->latency_s, 20e-6);
+  EXPECT_EQ(c.FindCollective(CollectiveKind::kAllReduce, 4, "H100-SXM5"), nullptr);
+  EXPECT_EQ(c.FindCollective(CollectiveKind::kAllGather, 8, "H100-SXM5"), nullptr);
+}
+
+TEST(Calibration, ErrorsNameLineKeyAndRule) {
+  ExpectError(Replace(kGood, "stratasim-calibration", "other"), 1, "format",
+              "must be \"stratasim-calibration\"");
+  ExpectError(Replace(kGood, "version: 1", "version: 2"), 2, "version",
+              "must be an integer in [1, 1]");
+  ExpectError(Replace(kGood, "source:", "sorce:"), 3, "sorce",
+              "unknown key (known: format, version, source, gpus, collectives)");
+  ExpectError(Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
+              "unknown key (known: gemm, attention, elementwise, optimizer, other)");
+  ExpectError(Replace(kGood, "efficiency: 0.2", "efficiency: 1.2"), 10,
+              "gpus[0].compute.gemm[0].efficiency", "must be a number in (0, 1]");
+  ExpectError(Replace(kGood, "max_flops: 1e11", "max_flops: 1e8"), 11,
+              "gpus[0].compute.gemm[1].max_flops",
+              "must be greater than the previous band's max_flops");
+  ExpectError(Replace(kGood, "{max_flops: 1e11, efficiency: 0.5}", "{efficiency: 0.5}"), 11,
+              "gpus[0].compute.gemm[1].max_flops",
+              "required field missing (only the last band may leave it out)");
+  ExpectError(Replace(kGood, "{efficiency: 0.8}", "{max_flops: 1e20, efficiency: 0.8}"), 12,
+              "gpus[0].compute.gemm[2].max_flops",
+              "the last band covers the rest: leave max_flops out");
+  ExpectError(Replace(kGood, "memory_efficiency: 0.9", "memory_efficiency: 0"), 6,
+              "gpus[0].memory_efficiency", "must be a number in (0, 1]");
+  ExpectError(Replace(kGood, "\"6us\"", "\"fast\""), 7, "gpus[0].kernel_launch",
+              "not a duration: no number (expected e.g. \"2us\", \"1.5ms\")");
+  ExpectError(Replace(kGood, "collectives:\n", "  - gpu: H100-SXM5\ncollectives:\n"), 14,
+              "gpus[1].gpu", "GPU kind listed twice");
+  ExpectError(Replace(kGood, "kind: all_reduce, group", "kind: allreduce, group"), 15,
+              "collectives[0].kind",
+              "unknown collective kind (known: all_reduce, reduce_scatter, all_gather, "
+              "broadcast, reduce, all_to_all, all_to_all_v, gather, scatter)");
+  ExpectError(
+      Replace(kGood, "group_size: 8, latency: \"20us\"", "group_size: 1, latency: \"20us\""), 15,
+      "collectives[0].group_size", "must be an integer in [2, 2147483647]");
+  ExpectError(Replace(kGood, "\"100GB/s\"", "\"0GB/s\""), 15, "collectives[0].bandwidth",
+              "must be greater than 0");
+  ExpectError(Replace(kGood, "gpu: H100-SXM5, group_size: 8", "group_size: 8"), 16,
+              "collectives[1]", "duplicate entry for this kind, group_size and gpu");
+  ExpectError("format: [", 1, "", "YAML syntax error: end of sequence flow not found");
+}
+
+TEST(Calibration, MissingFileIsAConfigError) {
+  try {
+    LoadCalibrationFile("/nonexistent/c.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.where().file, "/nonexistent/c.yaml");
+    EXPECT_NE(e.rule().find("cannot read file"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace stratasim

@@ -1,0 +1,210 @@
+#include "core/yaml_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/units.h"
+
+namespace stratasim::yaml {
+namespace {
+
+std::string KindOf(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "empty";
+  }
+}
+
+// Whole text as a decimal integer ([+-]digits); false on anything else or on overflow.
+bool ParseInteger(const std::string& text, long long* out) {
+  size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
+  if (i == text.size()) return false;
+  for (size_t j = i; j < text.size(); ++j) {
+    if (text[j] < '0' || text[j] > '9') return false;
+  }
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+// Whole text as a finite decimal number; false on anything else ("inf", "nan", hex, "").
+bool ParseNumber(const std::string& text, double* out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  if (text.find_first_of("xX") != std::string::npos) return false;
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(begin, &end);
+  if (end != begin + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+Field ParseDocument(const std::string& text, const std::string& file_label) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceLocation where{file_label, 0, 0};
+    if (!e.mark.is_null()) where = SourceLocation{file_label, e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(where, "", "", "YAML syntax error: " + e.msg);
+  }
+  return Field{"", root, root};
+}
+
+std::string ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file (it is a directory)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "",
+                      "cannot read file (" + std::string(std::strerror(errno)) + ")");
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file");
+  return text;
+}
+
+SourceLocation Reader::Where(const YAML::Node& n) const {
+  YAML::Mark m = n.Mark();
+  if (m.is_null()) return SourceLocation{file_, 0, 0};
+  return SourceLocation{file_, m.line + 1, m.column + 1};
+}
+
+void Reader::Fail(const Field& f, const std::string& rule) const {
+  // An empty value is marked at the start of the next line: point at its key instead.
+  const YAML::Node& at = f.value.IsNull() ? f.key : f.value;
+  throw ConfigError(Where(at), f.path, f.value.IsScalar() ? f.value.Scalar() : "", rule);
+}
+
+void Reader::FailAt(const YAML::Node& at, const std::string& key, const std::string& rule) const {
+  throw ConfigError(Where(at), key, "", rule);
+}
+
+std::string Reader::String(const Field& f) const {
+  if (!f.value.IsScalar()) Fail(f, "must be a string, not " + KindOf(f.value));
+  return f.value.Scalar();
+}
+
+long long Reader::Integer(const Field& f, long long min_value, long long max_value) const {
+  long long v = 0;
+  if (!f.value.IsScalar() || !ParseInteger(f.value.Scalar(), &v) || v < min_value ||
+      v > max_value) {
+    Fail(f, "must be an integer in [" + std::to_string(min_value) + ", " +
+                std::to_string(max_value) + "]");
+  }
+  return v;
+}
+
+double Reader::Fraction(const Field& f) const {
+  double v = 0;
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0 || v > 1) {
+    Fail(f, "must be a number in (0, 1]");
+  }
+  return v;
+}
+
+double Reader::PositiveNumber(const Field& f) const {
+  double v = 0;
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0) {
+    Fail(f, "must be a number greater than 0");
+  }
+  return v;
+}
+
+double Reader::Seconds(const Field& f) const {
+  try {
+    return ParseSeconds(String(f));
+  } catch (const UnitError& e) {
+    Fail(f, e.what());
+  }
+}
+
+double Reader::Bandwidth(const Field& f) const {
+  double v = 0;
+  try {
+    v = ParseBandwidthBps(String(f));
+  } catch (const UnitError& e) {
+    Fail(f, e.what());
+  }
+  if (v <= 0) Fail(f, "must be greater than 0");
+  return v;
+}
+
+std::vector<Field> Reader::List(const Field& f, bool non_empty) const {
+  if (!f.value.IsSequence()) Fail(f, "must be a list, not " + KindOf(f.value));
+  if (non_empty && f.value.size() == 0) Fail(f, "must not be empty");
+  std::vector<Field> items;
+  for (size_t i = 0; i < f.value.size(); ++i) {
+    YAML::Node item = f.value[i];
+    items.push_back(Field{f.path + "[" + std::to_string(i) + "]", item, item});
+  }
+  return items;
+}
+
+Map::Map(const Reader& reader, const Field& self, const std::vector<std::string>& known)
+    : reader_(reader), self_(self) {
+  if (!self.value.IsMap()) {
+    reader.Fail(self, "must be a map, not " + KindOf(self.value) + " (keys: " + Join(known) + ")");
+  }
+  for (const auto& kv : self.value) {
+    const YAML::Node& key = kv.first;
+    if (!key.IsScalar()) reader.FailAt(key, self.path, "keys must be plain strings");
+    const std::string name = key.Scalar();
+    Field entry{self.path.empty() ? name : self.path + "." + name, key, kv.second};
+    for (const auto& [seen, earlier] : entries_) {
+      if (seen == name) {
+        reader.FailAt(
+            key, entry.path,
+            "duplicate key (first at line " + std::to_string(reader.Where(earlier.key).line) + ")");
+      }
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      reader.FailAt(key, entry.path, "unknown key (known: " + Join(known) + ")");
+    }
+    entries_.emplace_back(name, entry);
+  }
+}
+
+std::optional<Field> Map::Get(const std::string& key) const {
+  for (const auto& [name, field] : entries_) {
+    if (name == key) return field;
+  }
+  return std::nullopt;
+}
+
+Field Map::Require(const std::string& key) const {
+  std::optional<Field> f = Get(key);
+  if (!f) {
+    reader_.FailAt(self_.value.IsNull() ? self_.key : self_.value,
+                   self_.path.empty() ? key : self_.path + "." + key, "required field missing");
+  }
+  return *f;
+}
+
+}  // namespace stratasim::yaml

@@ -1,0 +1,39 @@
+#include "models/memory.h"
+
+#include <algorithm>
+
+namespace stratasim {
+
+double TrainingBytesPerParam(DType precision) { return std::max(2, BytesPerElement(precision)); }
+
+ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding) {
+  const double e = TrainingBytesPerParam(precision);
+  const double master = e < 4 ? 4 : 0;  // FP32 training updates its weights in place
+  ModelStateBytes b;
+  b.weights = params * e / sharding.weights;
+  b.gradients = params * e / sharding.gradients;
+  b.optimizer = params * (master + 8) / sharding.optimizer;
+  return b;
+}
+
+double GptLayerActivationBytes(double s, double b, double h, double a, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kFull:
+      return 2 * s * b * h;
+    case Recompute::kSelective:
+      return 34 * s * b * h;
+    case Recompute::kNone:
+      break;
+  }
+  return s * b * h * (34 + 5 * a * s / h);
+}
+
+double PeakActivationBytes(const Workload& w, int in_flight) {
+  double largest_recomputed = 0;
+  for (const LayerCost& L : w.layers) {
+    largest_recomputed = std::max(largest_recomputed, L.recomputed_bytes);
+  }
+  return in_flight * w.ActivationBytes() + largest_recomputed;
+}
+
+}  // namespace stratasim

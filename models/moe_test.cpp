@@ -1,0 +1,67 @@
+#include "models/moe.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "models/test_util.h"
+#include "models/transformer.h"
+
+namespace stratasim {
+namespace {
+
+ModelSpec Moe(int experts, int top_k, double capacity_factor) {
+  ModelSpec m = testing::Transformer("moe", 4, 512, 8, 256, 1000);
+  m.experts = experts;
+  m.top_k = top_k;
+  m.capacity_factor = capacity_factor;
+  return m;
+}
+
+TEST(Moe, ParametersAndExpertFlopsFollowCapacity) {
+  const ModelSpec m = Moe(8, 2, 1.25);
+  const Workload w = BuildMoe(m, 4, DType::kBF16);
+  EXPECT_DOUBLE_EQ(w.params, MoeParameterCount(m));
+  // capacity = ceil(1.25 * 2 * 1024 / 8) = 320 tokens per expert.
+  TransformerLayerShape x;
+  x.micro_batch = 4;
+  x.sequence = 256;
+  x.experts = 8;
+  x.top_k = 2;
+  x.capacity_factor = 1.25;
+  EXPECT_EQ(ExpertCapacity(x), 320);
+  double expert_flops = 0;
+  for (const OpCost& op : w.layers[1].ops) {
+    if (op.name == "expert_up" || op.name == "expert_down") {
+      expert_flops += op.forward.flops;
+      EXPECT_EQ(op.forward.gemm.batch, 8);
+      EXPECT_EQ(op.forward.gemm.m, 320);
+    }
+  }
+  EXPECT_DOUBLE_EQ(expert_flops, 2 * 2.0 * 8 * 320 * 512 * 2048);  // two GEMMs, E C h 4h each
+}
+
+TEST(Moe, BadRoutingFieldsAreErrors) {
+  EXPECT_THROW(BuildMoe(Moe(4, 5, 1), 1, DType::kBF16), ConfigError);
+  EXPECT_THROW(BuildMoe(Moe(0, 1, 1), 1, DType::kBF16), ConfigError);
+  EXPECT_THROW(BuildMoe(Moe(4, 1, 0), 1, DType::kBF16), ConfigError);
+}
+
+TEST(Moe, AllToAllVolumesFollowTheRoutingMatrix) {
+  // 2 ranks, 2 experts each (experts 0,1 on rank 0; 2,3 on rank 1); 1 KiB per token.
+  const std::vector<std::vector<double>> tokens = {{10, 0, 5, 1}, {2, 3, 0, 7}};
+  const MoeAllToAll v = MoeAllToAllVolumes(tokens, 2, 512, DType::kBF16);
+  const double t = 1024;
+  EXPECT_EQ(v.dispatch_bytes, (std::vector<double>{10 * t, 6 * t, 5 * t, 7 * t}));
+  EXPECT_EQ(v.combine_bytes, (std::vector<double>{10 * t, 5 * t, 6 * t, 7 * t}));  // transposed
+  EXPECT_EQ(v.dropped_tokens, 0);
+  // Capacity 6 per expert: expert 0 takes 6 of rank 0's 10 and none of rank 1's 2 (6 dropped);
+  // expert 3 takes rank 0's 1 and 5 of rank 1's 7 (2 dropped).
+  const MoeAllToAll capped = MoeAllToAllVolumes(tokens, 2, 512, DType::kBF16, 6);
+  EXPECT_EQ(capped.dropped_tokens, 8);
+  EXPECT_EQ(capped.dispatch_bytes[0], 6 * t);
+  EXPECT_EQ(capped.dispatch_bytes[1 * 2 + 1], 5 * t);
+  EXPECT_THROW(MoeAllToAllVolumes({{1, 2, 3}}, 2, 512, DType::kBF16), Error);
+}
+
+}  // namespace
+}  // namespace stratasim

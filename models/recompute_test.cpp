@@ -1,0 +1,90 @@
+#include "models/recompute.h"
+
+#include <gtest/gtest.h>
+
+#include "models/gpt.h"
+#include "models/memory.h"
+#include "models/test_util.h"
+
+namespace stratasim {
+namespace {
+
+using testing::TrainingFlops;
+
+ModelSpec Gpt(Recompute r) {
+  ModelSpec m = testing::Transformer("gpt", 24, 2048, 16, 2048, 50257);
+  m.recompute = r;
+  return m;
+}
+
+double AllFlops(const Workload& w) { return TrainingFlops(w) + w.RecomputeFlops(); }
+
+TEST(Recompute, FullRecomputationMatchesMegatronEquation3) {
+  const ModelSpec m = Gpt(Recompute::kFull);
+  const int b = 4;
+  const Workload w = BuildWorkload(m, b, DType::kBF16);
+  const double flops = AllFlops(w);
+  // 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) (Narayanan et al. 2021, eq. 3).
+  EXPECT_NEAR(flops, GptTrainingFlops(m, b, Recompute::kFull), 1e-9 * flops);
+  const double s = 2048, l = 24, h = 2048, V = 50257;
+  const double with_16 = 96.0 * b * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  const double with_12 = 96.0 * b * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(flops, with_16, 1e-9 * flops);
+  // Writing V/(12 l h) inside the 96 form would count the logits 4 times, as if the head were
+  // recomputed too; it is not (Megatron recomputes transformer layers only).
+  EXPECT_NEAR(with_12 - flops, 2.0 * b * s * h * V, 1e-6 * flops);
+  // Model FLOPs (what MFU counts) are unchanged by recomputation.
+  EXPECT_NEAR(TrainingFlops(w), GptTrainingFlops(m, b), 1e-9 * flops);
+}
+
+TEST(Recompute, SelectiveReRunsOnlyTheAttentionCore) {
+  const ModelSpec m = Gpt(Recompute::kSelective);
+  const int b = 2;
+  const Workload w = BuildWorkload(m, b, DType::kBF16);
+  const double s = 2048, l = 24, h = 2048;
+  EXPECT_NEAR(w.RecomputeFlops(), 4.0 * b * s * s * h * l, 1e-9 * w.RecomputeFlops());
+  EXPECT_NEAR(AllFlops(w), GptTrainingFlops(m, b, Recompute::kSelective), 1e-9 * AllFlops(w));
+  for (const OpCost& op : w.layers[1].ops) EXPECT_EQ(op.recomputed, op.attention_core) << op.name;
+  EXPECT_FALSE(w.layers.front().ops[0].recomputed);  // embedding
+  EXPECT_FALSE(w.layers.back().ops[1].recomputed);   // logits
+}
+
+TEST(Recompute, KeptActivationsFollowKorthikantiTable2) {
+  const double s = 2048, b = 2, h = 2048, a = 16;
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    const Workload w = BuildWorkload(Gpt(r), 2, DType::kBF16);
+    EXPECT_DOUBLE_EQ(w.layers[3].activation_bytes, GptLayerActivationBytes(s, b, h, a, r))
+        << ToString(r);
+    // What is dropped is re-created for the backward: kept + re-created = no recomputation.
+    EXPECT_DOUBLE_EQ(w.layers[3].activation_bytes + w.layers[3].recomputed_bytes,
+                     GptLayerActivationBytes(s, b, h, a, Recompute::kNone));
+  }
+  EXPECT_DOUBLE_EQ(GptLayerActivationBytes(s, b, h, a, Recompute::kSelective), 34 * s * b * h);
+  EXPECT_DOUBLE_EQ(GptLayerActivationBytes(s, b, h, a, Recompute::kFull), 2 * s * b * h);
+}
+
+TEST(Recompute, OnlyTheFirstLayersWhenAsked) {
+  ModelSpec m = Gpt(Recompute::kFull);
+  m.recompute_layers = 2;
+  const Workload w = BuildWorkload(m, 1, DType::kBF16);
+  EXPECT_TRUE(w.layers[1].ops[0].recomputed);
+  EXPECT_TRUE(w.layers[2].ops[0].recomputed);
+  EXPECT_FALSE(w.layers[3].ops[0].recomputed);
+  EXPECT_GT(w.layers[3].activation_bytes, w.layers[2].activation_bytes);
+}
+
+TEST(Recompute, SelectiveNeedsAttention) {
+  ModelSpec m;
+  m.kind = "resnet50";
+  m.image_size = 224;
+  m.classes = 1000;
+  m.recompute = Recompute::kSelective;
+  EXPECT_THROW(BuildWorkload(m, 1, DType::kBF16), ConfigError);
+  m.recompute = Recompute::kFull;
+  const Workload w = BuildWorkload(m, 1, DType::kBF16);
+  EXPECT_GT(w.RecomputeFlops(), 0);
+  EXPECT_FALSE(w.layers.front().ops[0].recomputed);  // the stem is not a block
+}
+
+}  // namespace
+}  // namespace stratasim

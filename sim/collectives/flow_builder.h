@@ -1,0 +1,53 @@
+// Shared scaffolding of the collective lowerings: a builder that numbers flows and records, per
+// flow, how many protocol step latencies it stands for (applied later by ApplyProtocol), plus
+// the chunking rule of pipelined algorithms.
+#ifndef STRATASIM_SIM_COLLECTIVES_FLOW_BUILDER_H_
+#define STRATASIM_SIM_COLLECTIVES_FLOW_BUILDER_H_
+
+#include <vector>
+
+#include "core/scenario.h"
+#include "sim/collectives/flow_program.h"
+
+namespace stratasim::sim {
+
+// Pipelined algorithms (chains, trees) cut a message into chunks of this size: NCCL's default
+// buffer (NCCL_BUFFSIZE, 4 MiB) divided into its NCCL_STEPS (8) slots.
+inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
+// Upper bound on chunks per pipeline, to bound the events of very large messages.
+inline constexpr int kMaxPipelineChunks = 64;
+
+// Chunks of a pipelined transfer of `bytes`: ceil(bytes / kPipelineChunkBytes) within
+// [1, kMaxPipelineChunks].
+int PipelineChunks(double bytes);
+
+// Flows of one member index each: e.g. the flows a member must wait for before a phase.
+using MemberFlows = std::vector<std::vector<int>>;
+
+// A flow program under construction. `latency_steps` of a flow is the number of protocol
+// per-step latencies it pays (ApplyProtocol turns it into Flow::delay_s): 1 for a step, the
+// number of steps for a `stream` flow standing for several, 0 for a later chunk of a pipeline
+// (its step latency overlaps the transfer of the chunk ahead of it, as NCCL_STEPS slots do).
+class FlowBuilder {
+ public:
+  // Appends a flow and returns its index.
+  int Add(int src, int dst, double bytes, std::vector<int> deps, int latency_steps = 1,
+          int extra_route_latencies = 0);
+  int size() const { return static_cast<int>(program_.flows.size()); }
+  const Flow& flow(int id) const { return program_.flows[id]; }
+
+  FlowProgram& program() { return program_; }
+  const std::vector<int>& latency_steps() const { return latency_steps_; }
+
+ private:
+  FlowProgram program_;
+  std::vector<int> latency_steps_;
+};
+
+// Concatenation of the flow lists of `members` (e.g. the entry dependencies of both ends of a
+// flow).
+std::vector<int> Union(const MemberFlows& flows, std::initializer_list<int> members);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_FLOW_BUILDER_H_

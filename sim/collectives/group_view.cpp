@@ -1,0 +1,144 @@
+#include "sim/collectives/group_view.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/error.h"
+
+namespace stratasim::sim {
+namespace {
+
+struct Hop {
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+  double latency_s = 0;
+  IntraFabric fabric = IntraFabric::kNvSwitch;
+};
+
+// The PCIe path between two GPUs of a server, as sim/platform.cpp routes it: up the GPU's link,
+// through the switch uplinks and across the CPU sockets when the GPUs sit under different
+// switches or sockets, down the other GPU's link. Bandwidth is the path's minimum, latency its
+// sum.
+Hop PcieHop(const PcieSpec& p, int gpus_per_server, int a, int b) {
+  Hop h{p.link.bandwidth_Bps, 2 * p.link.latency_s, IntraFabric::kPcie};
+  const int switch_a = a / p.gpus_per_switch, switch_b = b / p.gpus_per_switch;
+  if (switch_a == switch_b) return h;
+  h.bandwidth_Bps = std::min(h.bandwidth_Bps, p.uplink.bandwidth_Bps);
+  h.latency_s += 2 * p.uplink.latency_s;
+  const int switches_per_socket = std::max(1, gpus_per_server / p.gpus_per_switch / p.sockets);
+  if (switch_a / switches_per_socket != switch_b / switches_per_socket) {
+    h.bandwidth_Bps = std::min(h.bandwidth_Bps, p.socket_link.bandwidth_Bps);
+    h.latency_s += p.socket_link.latency_s;
+  }
+  return h;
+}
+
+bool DirectlyLinked(const NvLinkSpec& nv, int a, int b) {
+  return std::any_of(nv.pairs.begin(), nv.pairs.end(), [&](const std::pair<int, int>& p) {
+    return (p.first == a && p.second == b) || (p.first == b && p.second == a);
+  });
+}
+
+// The slowest hop between two of `locals` (GPU indices inside one server of `g`). Routes follow
+// the platform's preference: NVSwitch, else a direct NVLink when every member pair has one, else
+// the PCIe tree.
+Hop IntraServerHop(const ServerGroup& g, const std::vector<int>& locals) {
+  if (g.nvswitch) {
+    // Up the source GPU's port and down the destination's: two link latencies.
+    return Hop{g.nvswitch->link.bandwidth_Bps, 2 * g.nvswitch->link.latency_s,
+               IntraFabric::kNvSwitch};
+  }
+  bool all_nvlink = g.nvlink.has_value();
+  for (size_t i = 0; all_nvlink && i < locals.size(); ++i) {
+    for (size_t j = i + 1; all_nvlink && j < locals.size(); ++j) {
+      all_nvlink = DirectlyLinked(*g.nvlink, locals[i], locals[j]);
+    }
+  }
+  if (all_nvlink) {
+    return Hop{g.nvlink->link.bandwidth_Bps, g.nvlink->link.latency_s, IntraFabric::kNvLink};
+  }
+  if (!g.pcie) {
+    throw Error("server group '" + g.name +
+                "': members of a collective have neither NVSwitch, NVLink between every pair, "
+                "nor a PCIe tree");
+  }
+  Hop slowest{std::numeric_limits<double>::infinity(), 0, IntraFabric::kPcie};
+  for (size_t i = 0; i < locals.size(); ++i) {
+    for (size_t j = i + 1; j < locals.size(); ++j) {
+      const Hop h = PcieHop(*g.pcie, g.gpus_per_server, locals[i], locals[j]);
+      slowest.bandwidth_Bps = std::min(slowest.bandwidth_Bps, h.bandwidth_Bps);
+      slowest.latency_s = std::max(slowest.latency_s, h.latency_s);
+    }
+  }
+  if (locals.size() < 2) {  // a lone member: the hop it would take to its neighbour
+    slowest = PcieHop(*g.pcie, g.gpus_per_server, 0, g.gpus_per_server - 1);
+  }
+  return slowest;
+}
+
+}  // namespace
+
+GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& ranks) {
+  GroupView view;
+  std::map<int, std::vector<int>> locals_of_server;  // server -> member locals
+  std::map<int, int> group_of_server;
+  std::map<int, std::set<int>> nics_of_server;
+  for (int rank : ranks) {
+    const GpuLocation where = cluster.Locate(rank);
+    const ServerGroup& g = cluster.groups[where.group];
+    if (g.nics.count < 1 || g.gpus_per_server % g.nics.count != 0) {
+      throw Error("server group '" + g.name + "': " + std::to_string(g.nics.count) +
+                  " NICs do not divide its " + std::to_string(g.gpus_per_server) + " GPUs");
+    }
+    GroupMember m;
+    m.rank = rank;
+    m.server = where.server;
+    m.local = where.local;
+    m.nic = where.local / (g.gpus_per_server / g.nics.count);
+    view.members.push_back(m);
+    locals_of_server[m.server].push_back(m.local);
+    group_of_server[m.server] = where.group;
+    nics_of_server[m.server].insert(m.nic);
+  }
+  view.num_servers = static_cast<int>(locals_of_server.size());
+  view.max_nics_per_server = 1;
+  for (const auto& [server, nics] : nics_of_server) {
+    view.max_nics_per_server = std::max(view.max_nics_per_server, static_cast<int>(nics.size()));
+  }
+
+  // Intra-server hop: the slowest among servers holding two or more members (or, when every
+  // server holds one, the hop such a server would offer, so the view is never empty).
+  bool any_shared = false;
+  for (const auto& [server, locals] : locals_of_server) any_shared |= locals.size() >= 2;
+  Hop intra{std::numeric_limits<double>::infinity(), 0, IntraFabric::kNvSwitch};
+  for (const auto& [server, locals] : locals_of_server) {
+    if (any_shared && locals.size() < 2) continue;
+    const Hop h = IntraServerHop(cluster.groups[group_of_server[server]], locals);
+    if (h.bandwidth_Bps < intra.bandwidth_Bps) intra.fabric = h.fabric;
+    intra.bandwidth_Bps = std::min(intra.bandwidth_Bps, h.bandwidth_Bps);
+    intra.latency_s = std::max(intra.latency_s, h.latency_s);
+  }
+  if (!locals_of_server.empty()) {
+    view.intra_Bps = intra.bandwidth_Bps;
+    view.intra_latency_s = intra.latency_s;
+    view.intra_fabric = intra.fabric;
+  }
+
+  // Inter-server hop: out of one NIC, through the switches, into another NIC. A leaf-spine or
+  // rail-optimized path crosses leaf, spine and leaf (3 switches), counted so even when both
+  // servers share a leaf: the tuner's estimate errs on the slow side.
+  const double switches = cluster.network.kind == NetworkKind::kSingleSwitch ? 1.0 : 3.0;
+  view.inter_Bps = std::numeric_limits<double>::infinity();
+  double nic_latency_s = 0;
+  for (const auto& [server, group] : group_of_server) {
+    view.inter_Bps = std::min(view.inter_Bps, cluster.groups[group].nics.link.bandwidth_Bps);
+    nic_latency_s = std::max(nic_latency_s, cluster.groups[group].nics.link.latency_s);
+  }
+  if (group_of_server.empty()) view.inter_Bps = 0;
+  view.inter_latency_s = 2 * nic_latency_s + switches * cluster.network.switch_latency_s;
+  return view;
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,82 @@
+#include "sim/collectives/lowering.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "sim/collectives/algorithm_check.h"
+#include "sim/collectives/direct.h"
+#include "sim/collectives/flow_builder.h"
+#include "sim/collectives/hierarchical.h"
+#include "sim/collectives/pairwise.h"
+#include "sim/collectives/protocol.h"
+#include "sim/collectives/recursive_halving_doubling.h"
+#include "sim/collectives/ring.h"
+#include "sim/collectives/tree.h"
+#include "sim/collectives/tuner.h"
+
+namespace stratasim::sim {
+namespace {
+
+bool IsRooted(CollectiveKind k) {
+  return k == CollectiveKind::kBroadcast || k == CollectiveKind::kReduce ||
+         k == CollectiveKind::kGather || k == CollectiveKind::kScatter;
+}
+
+}  // namespace
+
+FlowProgram LowerCollective(const Collective& c, const GroupView& view,
+                            const CollectiveChoice& choice, Fidelity fidelity) {
+  CheckAlgorithm(c.kind, choice.algorithm, false);
+  const Protocol protocol = ParseProtocol(choice.protocol);
+  if (choice.channels < 1 || choice.channels > kMaxChannels) {
+    throw Error("collective channels must be 1 to " + std::to_string(kMaxChannels) + ", got " +
+                std::to_string(choice.channels));
+  }
+  if (fidelity == Fidelity::kAnalytic) {
+    throw Error("analytic fidelity has no flows: use PredictCollectiveSeconds");
+  }
+  if (view.members.size() != c.ranks.size()) {
+    throw Error("group view of " + std::to_string(view.members.size()) +
+                " members for a collective of " + std::to_string(c.ranks.size()));
+  }
+  CheckAllToAllMatrix(c);
+  const int n = static_cast<int>(c.ranks.size());
+  int root = 0;
+  if (IsRooted(c.kind)) {
+    root = static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), c.root) - c.ranks.begin());
+    if (root == n) {
+      throw Error(std::string(ToString(c.kind)) + " root rank " + std::to_string(c.root) +
+                  " is not a member of the collective");
+    }
+  }
+  const std::string& algorithm = choice.algorithm;
+  const LowerArgs args{c, view, root, UsesChannels(algorithm) ? choice.channels : 1, fidelity};
+  FlowBuilder b;
+  // An empty NCCL call returns at once: nothing moves for a lone member or zero bytes.
+  const bool empty = n < 2 || (c.kind != CollectiveKind::kAllToAllV && c.bytes <= 0);
+  if (!empty) {
+    if (algorithm == "ring")
+      LowerRing(args, &b);
+    else if (algorithm == "tree")
+      LowerTree(args, &b);
+    else if (algorithm == "recursive_halving_doubling")
+      LowerRecursiveHalvingDoubling(args, &b);
+    else if (algorithm == "hierarchical")
+      LowerHierarchical(args, &b);
+    else if (algorithm == "direct")
+      LowerDirect(args, &b);
+    else if (algorithm == "pairwise")
+      LowerPairwise(args, &b);
+    else
+      throw Error("collective algorithm '" + algorithm + "' has no lowering");
+  }
+  ApplyProtocol(view, algorithm, protocol, &b);
+  FlowProgram program = std::move(b.program());
+  program.algorithm = algorithm;
+  program.protocol = std::string(ProtocolName(protocol));
+  program.channels = args.channels;
+  return program;
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,32 @@
+// Orders of the members of a collective that topology-aware algorithms walk: members grouped by
+// server, and per-channel rings that leave each server from a different GPU (so, when GPUs own
+// NICs, through a different NIC), as NCCL's ring search builds them.
+#ifndef STRATASIM_SIM_COLLECTIVES_MEMBER_ORDER_H_
+#define STRATASIM_SIM_COLLECTIVES_MEMBER_ORDER_H_
+
+#include <vector>
+
+#include "sim/collectives/group_view.h"
+
+namespace stratasim::sim {
+
+// Member indices grouped by server: servers in order of first appearance in the member list,
+// members of a server in member order.
+std::vector<std::vector<int>> ServerBlocks(const GroupView& view);
+
+// `block` rotated left by `shift` (mod its size).
+std::vector<int> Rotate(const std::vector<int>& block, int shift);
+
+// The rotation of a block of `size` members for instance `index` of `count` (channels, or
+// channels x trees): index * size / count, so instances enter and leave each server through
+// evenly spaced members, hence different NICs when there are as many NICs as instances.
+int InstanceShift(int index, int count, int size);
+
+// The ring of channel `channel` of `channels`: the member order itself inside one server;
+// across servers, the server blocks one after another, each rotated by InstanceShift, so the
+// inter-server hop of each channel leaves every server from a different GPU.
+std::vector<int> ChannelRing(const GroupView& view, int channel, int channels);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_MEMBER_ORDER_H_

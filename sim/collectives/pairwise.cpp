@@ -1,0 +1,39 @@
+#include "sim/collectives/pairwise.h"
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "sim/collectives/direct.h"
+
+namespace stratasim::sim {
+
+void LowerPairwise(const LowerArgs& a, FlowBuilder* b) {
+  const Collective& c = a.c;
+  if (c.kind != CollectiveKind::kAllToAll && c.kind != CollectiveKind::kAllToAllV) {
+    throw Error("pairwise has no lowering for " + std::string(ToString(c.kind)));
+  }
+  CheckAllToAllMatrix(c);
+  const int n = a.n();
+  std::vector<int> last_send(n, -1), last_recv(n, -1);
+  for (int k = 1; k < n; ++k) {
+    std::vector<int> sent(n, -1);
+    for (int i = 0; i < n; ++i) {
+      const int j = (i + k) % n;
+      const double bytes = AllToAllBytes(c, i, j);
+      if (bytes <= 0) continue;
+      std::vector<int> deps;
+      if (last_send[i] >= 0) deps.push_back(last_send[i]);
+      if (last_recv[i] >= 0 && last_recv[i] != last_send[i]) deps.push_back(last_recv[i]);
+      sent[i] = b->Add(i, j, bytes, std::move(deps));
+    }
+    // Update after the round, so round k depends on round k-1 only.
+    for (int i = 0; i < n; ++i) {
+      if (sent[i] < 0) continue;
+      last_send[i] = sent[i];
+      last_recv[(i + k) % n] = sent[i];
+    }
+  }
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,83 @@
+#include "sim/collectives/protocol.h"
+
+#include "core/error.h"
+
+namespace stratasim::sim {
+namespace {
+
+constexpr double kUs = 1e-6;
+
+// Indexed [protocol: LL, LL128, Simple]; see protocol.h for the source of each figure.
+constexpr double kTreeBase[3] = {4.4, 4.4, 0};
+constexpr double kRingBase[3] = {3.6, 10.0, 8.4};
+// Indexed [hop: NVLink, PCI, network][protocol].
+constexpr double kTreeStep[3][3] = {{.52, 1.2, 6.2}, {1.0, 1.9, 6.2}, {5.0, 8.5, 6.3}};
+constexpr double kRingStep[3][3] = {{.47, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 9.6}};
+
+bool IsTree(const std::string& algorithm) { return algorithm == "tree"; }
+
+}  // namespace
+
+Protocol ParseProtocol(const std::string& name) {
+  if (name == "ll") return Protocol::kLL;
+  if (name == "ll128") return Protocol::kLL128;
+  if (name == "simple") return Protocol::kSimple;
+  throw Error("unknown collective protocol '" + name + "' (known: ll, ll128, simple)");
+}
+
+std::string_view ProtocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return "ll";
+    case Protocol::kLL128:
+      return "ll128";
+    case Protocol::kSimple:
+      return "simple";
+  }
+  return "simple";
+}
+
+double WireBytesFactor(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return 2.0;
+    case Protocol::kLL128:
+      return 128.0 / 120.0;
+    case Protocol::kSimple:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+double BaseLatencySeconds(const std::string& algorithm, Protocol p) {
+  const int i = static_cast<int>(p);
+  return (IsTree(algorithm) ? kTreeBase[i] : kRingBase[i]) * kUs;
+}
+
+double StepLatencySeconds(const std::string& algorithm, Protocol p, HopKind hop) {
+  const int i = static_cast<int>(p), h = static_cast<int>(hop);
+  return (IsTree(algorithm) ? kTreeStep[h][i] : kRingStep[h][i]) * kUs;
+}
+
+HopKind IntraHop(const GroupView& view) {
+  return view.intra_fabric == IntraFabric::kPcie ? HopKind::kPcie : HopKind::kNvLink;
+}
+
+HopKind HopBetween(const GroupView& view, int a, int b) {
+  return view.members[a].server != view.members[b].server ? HopKind::kNet : IntraHop(view);
+}
+
+void ApplyProtocol(const GroupView& view, const std::string& algorithm, Protocol p,
+                   FlowBuilder* b) {
+  const double factor = WireBytesFactor(p);
+  const double base = BaseLatencySeconds(algorithm, p);
+  for (int id = 0; id < b->size(); ++id) {
+    Flow& f = b->program().flows[id];
+    f.bytes *= factor;
+    f.delay_s =
+        b->latency_steps()[id] * StepLatencySeconds(algorithm, p, HopBetween(view, f.src, f.dst)) +
+        (f.deps.empty() ? base : 0.0);
+  }
+}
+
+}  // namespace stratasim::sim

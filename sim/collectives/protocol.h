@@ -1,0 +1,58 @@
+// NCCL's protocols and their cost, applied to a lowered flow program.
+//
+// Wire bytes (NCCL's LL and LL128 primitives, prims_ll.h and prims_ll128.h in its device
+// code; NCCL_PROTO in the NCCL environment-variable docs):
+//   LL      every 8-byte word carries 4 bytes of data and a 4-byte flag: 2x the bytes, but no
+//           memory fence per step, hence the lowest latency;
+//   LL128   every 128-byte line carries 120 bytes of data and an 8-byte flag: 128/120 x;
+//   Simple  plain data with a fence and flag per chunk: 1x the bytes, the highest latency.
+//
+// Latencies (NCCL src/graph/tuning.cc, the baseLat and hwLat tables at commit 01afd20 of
+// NVIDIA/nccl, in microseconds): a base latency paid once per collective, and a latency per
+// algorithm step that depends on the hop (NVLink, PCI, network):
+//                      base        NVLink step     PCI step       network step
+//   tree  LL/LL128/S   4.4/4.4/0   .52/1.2/6.2*    1.0/1.9/6.2*   5.0/8.5/6.3*
+//   ring  LL/LL128/S   3.6/10/8.4  .47/1.9/3.4     1.0/2.5/5.7    2.7/4.0/9.6
+// *NCCL's tree/Simple figures (28, 28, 50 us) are "the latency of a 256kB chunk, ~ base lat +
+// 256k/12GB/s (+ 256k/12GB/s for the network)" (comment in tuning.cc); the simulator moves the
+// chunk itself, so it keeps only the remainder: 28 - 21.8 = 6.2 and 50 - 43.7 = 6.3.
+// The ring figures serve every algorithm built of point-to-point steps (ring, chains,
+// hierarchical, recursive halving-doubling, direct, pairwise); the tree figures serve "tree".
+// NVSwitch and direct NVLink hops take the NVLink column. The platform's route latency is paid
+// on top by the executor, so a calibration may want to lower these.
+#ifndef STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
+#define STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
+
+#include <string>
+#include <string_view>
+
+#include "sim/collectives/flow_builder.h"
+#include "sim/collectives/group_view.h"
+
+namespace stratasim::sim {
+
+enum class Protocol { kLL, kLL128, kSimple };
+enum class HopKind { kNvLink, kPcie, kNet };
+
+// "ll", "ll128", "simple"; throws stratasim::Error naming the known ones otherwise.
+Protocol ParseProtocol(const std::string& name);
+std::string_view ProtocolName(Protocol p);
+
+// Bytes on the wire per byte of data.
+double WireBytesFactor(Protocol p);
+
+double BaseLatencySeconds(const std::string& algorithm, Protocol p);
+double StepLatencySeconds(const std::string& algorithm, Protocol p, HopKind hop);
+
+// The hop between members a and b: network across servers, else the view's intra fabric.
+HopKind HopBetween(const GroupView& view, int a, int b);
+HopKind IntraHop(const GroupView& view);
+
+// Inflates every flow's bytes by WireBytesFactor and sets its delay_s to its latency_steps x
+// the step latency of its hop, plus the base latency on flows without dependencies (those
+// that start the collective).
+void ApplyProtocol(const GroupView& view, const std::string& algorithm, Protocol p, FlowBuilder* b);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_

@@ -1,0 +1,52 @@
+#include "sim/collectives/recursive_halving_doubling.h"
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace stratasim::sim {
+
+void LowerRecursiveHalvingDoubling(const LowerArgs& a, FlowBuilder* b) {
+  if (a.c.kind != CollectiveKind::kAllReduce) {
+    throw Error("recursive_halving_doubling has no lowering for " +
+                std::string(ToString(a.c.kind)));
+  }
+  const int n = a.n();
+  const double bytes = a.c.bytes;
+  if (n < 2) return;
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  const int r = n - p;
+  // The flows each member must wait for before its next step: its last send and receive.
+  MemberFlows last(n);
+  auto exchange = [&](int x, int y, double size) {
+    const std::vector<int> deps = Union(last, {x, y});
+    const int xy = b->Add(x, y, size, deps);
+    const int yx = b->Add(y, x, size, deps);
+    last[x] = last[y] = {xy, yx};
+  };
+  // Fold: member 2i hands its buffer to 2i+1.
+  for (int i = 0; i < r; ++i) last[2 * i + 1] = last[2 * i] = {b->Add(2 * i, 2 * i + 1, bytes, {})};
+  // Active member v (0..p-1) is member 2v+1 among the folded pairs, else v + r.
+  auto member = [r](int v) { return v < r ? 2 * v + 1 : v + r; };
+  std::vector<int> distances;
+  for (int d = p / 2; d >= 1; d /= 2) distances.push_back(d);
+  double size = bytes;
+  for (int d : distances) {  // halving: exchange half of what is left, with partner v ^ d
+    size /= 2;
+    for (int v = 0; v < p; ++v) {
+      if ((v ^ d) > v) exchange(member(v), member(v ^ d), size);
+    }
+  }
+  for (auto it = distances.rbegin(); it != distances.rend(); ++it) {  // doubling: mirror image
+    for (int v = 0; v < p; ++v) {
+      if ((v ^ *it) > v) exchange(member(v), member(v ^ *it), size);
+    }
+    size *= 2;
+  }
+  // Unfold: 2i+1 returns the result to 2i.
+  for (int i = 0; i < r; ++i) b->Add(2 * i + 1, 2 * i, bytes, last[2 * i + 1]);
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,129 @@
+#include "sim/collectives/ring.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/collectives/lowering.h"
+#include "sim/collectives/protocol.h"
+#include "sim/collectives/test_util.h"
+
+namespace stratasim::sim {
+namespace {
+
+using testing::EdgeBytes;
+using testing::FlatView;
+using testing::Iota;
+using testing::MakeCollective;
+using testing::SentBy;
+
+FlowProgram Lower(const Collective& c, const GroupView& v, int channels = 1,
+                  Fidelity f = Fidelity::kStep) {
+  return LowerCollective(c, v, CollectiveChoice{"ring", "simple", channels}, f);
+}
+
+TEST(Ring, AllReduceSendsTwiceNMinusOneOverNOfTheBuffer) {
+  const FlowProgram p =
+      Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(4), 400), FlatView(4));
+  EXPECT_EQ(p.flows.size(), 2u * 3 * 4);
+  for (int m = 0; m < 4; ++m) EXPECT_DOUBLE_EQ(SentBy(p, m), 2.0 * 3 / 4 * 400);
+  for (const Flow& f : p.flows) EXPECT_EQ(f.dst, (f.src + 1) % 4);
+  // Step 1 of member 2 waits for step 0 of member 1 (the data it forwards).
+  EXPECT_EQ(p.flows[4 + 2].deps, (std::vector<int>{1}));
+  EXPECT_EQ(p.algorithm, "ring");
+  EXPECT_EQ(p.protocol, "simple");
+}
+
+TEST(Ring, AnEdgeRunsAtMostEightStepsAhead) {
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(4), 4e3),
+                              FlatView(4));  // 6 steps: no slot dependency yet
+  for (const Flow& f : p.flows) EXPECT_LE(f.deps.size(), 1u);
+  const FlowProgram q = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(8), 8e3),
+                              FlatView(8));  // 14 steps
+  // Step 8 of member 3 waits for step 7 of member 2 and for its own step 0 (slot reuse).
+  EXPECT_EQ(q.flows[8 * 8 + 3].deps, (std::vector<int>{7 * 8 + 2, 3}));
+}
+
+TEST(Ring, FirstStepPaysTheBaseLatencyEveryStepItsStepLatency) {
+  const FlowProgram p =
+      Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(4), 400), FlatView(4));
+  const double step = StepLatencySeconds("ring", Protocol::kSimple, HopKind::kNvLink);
+  const double base = BaseLatencySeconds("ring", Protocol::kSimple);
+  EXPECT_DOUBLE_EQ(p.flows[0].delay_s, base + step);
+  EXPECT_DOUBLE_EQ(p.flows[5].delay_s, step);
+}
+
+TEST(Ring, ReduceScatterAndAllGatherAreHalfRings) {
+  for (CollectiveKind k : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    const FlowProgram p = Lower(MakeCollective(k, Iota(8), 800), FlatView(8));
+    EXPECT_EQ(p.flows.size(), 7u * 8);
+    EXPECT_DOUBLE_EQ(SentBy(p, 3), 7 * 100.0);
+  }
+}
+
+TEST(Ring, BroadcastChainsChunksFromTheRoot) {
+  Collective c = MakeCollective(CollectiveKind::kBroadcast, Iota(4), 4 * kPipelineChunkBytes);
+  c.root = 2;
+  const FlowProgram p = Lower(c, FlatView(4));
+  EXPECT_EQ(p.flows.size(), 4u * 3);  // 4 chunks over 3 hops
+  EXPECT_EQ(p.flows[0].src, 2);
+  EXPECT_EQ(p.flows[0].dst, 3);
+  EXPECT_EQ(p.flows[2].dst, 1);
+  EXPECT_DOUBLE_EQ(testing::ReceivedBy(p, 2), 0);
+  // Chunk 1 on hop 1 waits for chunk 1 on hop 0 and chunk 0 on hop 1; it pays no step latency.
+  EXPECT_EQ(p.flows[4].deps, (std::vector<int>{3, 1}));
+  EXPECT_DOUBLE_EQ(p.flows[4].delay_s, 0);
+}
+
+TEST(Ring, ReduceChainsTowardsTheRoot) {
+  Collective c = MakeCollective(CollectiveKind::kReduce, Iota(4), 1000);
+  c.root = 1;
+  const FlowProgram p = Lower(c, FlatView(4));
+  ASSERT_EQ(p.flows.size(), 3u);
+  EXPECT_EQ(p.flows[0].src, 2);
+  EXPECT_EQ(p.flows[2].dst, 1);
+  EXPECT_DOUBLE_EQ(SentBy(p, 1), 0);
+}
+
+TEST(Ring, StreamIsOneFlowPerEdgeWithTheSameBytesAndTheLatencyTerms) {
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(8), 8e6);
+  const FlowProgram step = Lower(c, FlatView(8));
+  const FlowProgram stream = Lower(c, FlatView(8), 1, Fidelity::kStream);
+  ASSERT_EQ(stream.flows.size(), 8u);
+  EXPECT_EQ(step.flows.size(), 8u * 14);
+  for (const Flow& f : stream.flows) {
+    EXPECT_DOUBLE_EQ(f.bytes, EdgeBytes(step, f.src, f.dst));
+    EXPECT_EQ(f.extra_route_latencies, 13);
+    EXPECT_TRUE(f.deps.empty());
+    EXPECT_DOUBLE_EQ(f.delay_s,
+                     BaseLatencySeconds("ring", Protocol::kSimple) +
+                         14 * StepLatencySeconds("ring", Protocol::kSimple, HopKind::kNvLink));
+  }
+}
+
+// NICs through which the inter-server flows leave server 0.
+std::set<int> LeavingNics(const FlowProgram& p, const GroupView& v) {
+  std::set<int> nics;
+  for (const Flow& f : p.flows) {
+    if (v.members[f.src].server == 0 && v.members[f.dst].server != 0) {
+      nics.insert(v.members[f.src].nic);
+    }
+  }
+  return nics;
+}
+
+TEST(Ring, ChannelsLeaveEachServerThroughDifferentNics) {
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(2, 8, 8), Iota(16));
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(16), 16e6);
+  EXPECT_EQ(LeavingNics(Lower(c, v, 1), v).size(), 1u);
+  EXPECT_EQ(LeavingNics(Lower(c, v, 8), v).size(), 8u);
+  const GroupView four = MakeGroupView(testing::NvSwitchCluster(2, 8, 4), Iota(16));
+  EXPECT_EQ(LeavingNics(Lower(c, four, 4), four).size(), 4u);
+  // Each channel carries its share: every member still sends 2(N-1)/N of the buffer.
+  const FlowProgram p = Lower(c, v, 8);
+  EXPECT_EQ(p.channels, 8);
+  for (int m = 0; m < 16; ++m) EXPECT_NEAR(SentBy(p, m), 2.0 * 15 / 16 * 16e6, 1e-3);
+}
+
+}  // namespace
+}  // namespace stratasim::sim

@@ -1,0 +1,119 @@
+#include "sim/collectives/tree.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/collectives/lowering.h"
+#include "sim/collectives/test_util.h"
+
+namespace stratasim::sim {
+namespace {
+
+using testing::Iota;
+using testing::MakeCollective;
+using testing::ReceivedBy;
+using testing::SentBy;
+
+FlowProgram Lower(const Collective& c, const GroupView& v, int channels = 1,
+                  Fidelity f = Fidelity::kStep) {
+  return LowerCollective(c, v, CollectiveChoice{"tree", "simple", channels}, f);
+}
+
+TEST(Tree, BinaryTreeHasTheOddPositionsAsLeaves) {
+  EXPECT_EQ(BinaryTreeParents(8), (std::vector<int>{-1, 2, 4, 2, 0, 6, 4, 6}));
+  EXPECT_EQ(BinaryTreeParents(6), (std::vector<int>{-1, 2, 4, 2, 0, 4}));
+}
+
+std::set<int> Interior(const std::vector<int>& parent) {
+  std::set<int> s;
+  for (int p : parent) {
+    if (p >= 0) s.insert(p);
+  }
+  return s;
+}
+
+TEST(Tree, TheTwoTreesAreComplementary) {
+  for (int n : {2, 4, 6, 8, 16}) {  // even: mirrored, no node interior in both
+    const std::set<int> a = Interior(BinaryTreeParents(n)), b = Interior(MirroredTreeParents(n));
+    for (int v : a) EXPECT_EQ(b.count(v), 0u) << "n=" << n << " node " << v;
+  }
+  for (int n : {3, 5, 7, 9}) {  // odd: shifted; only one node may be interior in both
+    const std::set<int> a = Interior(BinaryTreeParents(n)), b = Interior(MirroredTreeParents(n));
+    int both = 0;
+    for (int v : a) both += static_cast<int>(b.count(v));
+    EXPECT_LE(both, 1) << "n=" << n;
+    const std::vector<int> mirrored = MirroredTreeParents(n);
+    EXPECT_EQ(std::count(mirrored.begin(), mirrored.end(), -1), 1);
+  }
+}
+
+TEST(Tree, AllReduceReducesUpAndBroadcastsDownHalfTheBufferPerTree) {
+  // 4 servers of 2 GPUs: each server a chain of 2 below its head; double binary tree over
+  // servers. Every non-root member of a tree sends S/2 up and receives S/2 down in it.
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(4, 2, 2), Iota(8));
+  const double bytes = 4 * kPipelineChunkBytes;  // 2 chunks per half
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(8), bytes), v);
+  EXPECT_EQ(p.flows.size(), 2u * 2 * 7 * 2);  // trees x directions x edges x chunks
+  EXPECT_DOUBLE_EQ(testing::TotalBytes(p), 2 * 2 * 7 * bytes / 2);
+  for (int m = 0; m < 8; ++m) EXPECT_GE(ReceivedBy(p, m), bytes / 2);
+  // Stream: one flow per edge and direction, same bytes per edge.
+  const FlowProgram s =
+      Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(8), bytes), v, 1, Fidelity::kStream);
+  EXPECT_EQ(s.flows.size(), 2u * 2 * 7);
+  for (const Flow& f : s.flows) {
+    EXPECT_EQ(f.extra_route_latencies, 1);
+    EXPECT_TRUE(f.deps.empty());
+  }
+  EXPECT_DOUBLE_EQ(testing::TotalBytes(s), testing::TotalBytes(p));
+}
+
+TEST(Tree, DownFlowsOfTheRootWaitForItsChildrenUpFlows) {
+  const GroupView v = testing::FlatView(3);  // one server: the tree is the chain 0 - 1 - 2
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(3), 1000), v);
+  // Tree 1: up 2->1, 1->0; down 0->1 waits for 1->0; 1->2 waits for 0->1.
+  ASSERT_EQ(p.flows.size(), 8u);
+  EXPECT_EQ(p.flows[0].src, 2);
+  EXPECT_EQ(p.flows[1].deps, (std::vector<int>{0}));
+  EXPECT_EQ(p.flows[2].src, 0);
+  EXPECT_EQ(p.flows[2].deps, (std::vector<int>{1}));
+  EXPECT_EQ(p.flows[3].deps, (std::vector<int>{2}));
+}
+
+TEST(Tree, BroadcastAndReduceUseOneTreeRootedAtTheRoot) {
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(4, 2, 2), Iota(8));
+  Collective c = MakeCollective(CollectiveKind::kBroadcast, Iota(8), 1000);
+  c.root = 5;
+  const FlowProgram b = Lower(c, v);
+  EXPECT_EQ(b.flows.size(), 7u);
+  EXPECT_DOUBLE_EQ(ReceivedBy(b, 5), 0);
+  for (int m = 0; m < 8; ++m) {
+    if (m != 5) {
+      EXPECT_DOUBLE_EQ(ReceivedBy(b, m), 1000);
+    }
+  }
+  c.kind = CollectiveKind::kReduce;
+  const FlowProgram r = Lower(c, v);
+  EXPECT_DOUBLE_EQ(SentBy(r, 5), 0);
+  for (int m = 0; m < 8; ++m) {
+    if (m != 5) {
+      EXPECT_DOUBLE_EQ(SentBy(r, m), 1000);
+    }
+  }
+}
+
+TEST(Tree, ChannelsAndTreesUseDifferentHeadsHenceNics) {
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(4, 8, 4), Iota(32));
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(32), 64e6), v, 2);
+  std::set<int> nics;
+  for (const Flow& f : p.flows) {
+    if (v.members[f.src].server == 1 && v.members[f.dst].server != 1) {
+      nics.insert(v.members[f.src].nic);
+    }
+  }
+  EXPECT_EQ(nics.size(), 4u);
+}
+
+}  // namespace
+}  // namespace stratasim::sim

@@ -1,0 +1,292 @@
+// ChooseCollective and PredictCollectiveSeconds (declared in sim/collectives/lowering.h): an
+// alpha-beta model of each algorithm as the flows of this folder run it on an uncontended
+// cluster, in the spirit of NCCL's tuning model (src/graph/tuning.cc): time = base latency +
+// per-step latencies along the critical path + bytes on the wire / bottleneck bandwidth.
+#include "sim/collectives/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/collective_names.h"
+#include "core/error.h"
+#include "sim/collectives/algorithm_check.h"
+#include "sim/collectives/direct.h"
+#include "sim/collectives/flow_builder.h"
+#include "sim/collectives/hierarchical.h"
+#include "sim/collectives/lowering.h"
+#include "sim/collectives/member_order.h"
+#include "sim/collectives/protocol.h"
+#include "sim/collectives/tree.h"
+
+namespace stratasim::sim {
+
+int AutoChannels(const GroupView& view) {
+  if (view.num_servers <= 1) return 1;
+  return std::clamp(view.max_nics_per_server, 1, kMaxChannels);
+}
+
+bool ChosenByAuto(const std::string& algorithm) {
+  return algorithm != "recursive_halving_doubling" && algorithm != "pairwise";
+}
+
+bool UsesChannels(const std::string& algorithm) {
+  return algorithm == "ring" || algorithm == "tree";
+}
+
+namespace {
+
+// The view's numbers, once, with the chosen protocol's latencies added to the hops'.
+struct Model {
+  int n = 0;           // members
+  int servers = 1;     // distinct servers
+  int per_server = 1;  // most members on one server
+  int nics = 1;        // NICs used per server
+  bool multi = false;  // spans servers
+  double base_s = 0;
+  double intra_step_s = 0;  // hop latency + protocol step latency
+  double inter_step_s = 0;
+  double intra_route_s = 0;  // hop latency alone (later chunks of a pipeline pay only this)
+  double inter_route_s = 0;
+  double intra_Bps = 0;
+  double inter_Bps = 0;      // one NIC
+  double inter_gpu_Bps = 0;  // a NIC's share per GPU when all GPUs of a server send across
+  double wire = 1;           // protocol bytes factor
+};
+
+Model MakeModel(const GroupView& view, const std::string& algorithm, Protocol p) {
+  Model m;
+  m.n = static_cast<int>(view.members.size());
+  const auto blocks = ServerBlocks(view);
+  m.servers = std::max<int>(1, blocks.size());
+  for (const auto& b : blocks) m.per_server = std::max<int>(m.per_server, b.size());
+  m.nics = std::max(1, view.max_nics_per_server);
+  m.multi = m.servers > 1;
+  m.base_s = BaseLatencySeconds(algorithm, p);
+  m.intra_route_s = view.intra_latency_s;
+  m.inter_route_s = view.inter_latency_s;
+  m.intra_step_s = view.intra_latency_s + StepLatencySeconds(algorithm, p, IntraHop(view));
+  m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
+  m.intra_Bps = view.intra_Bps;
+  m.inter_Bps = view.inter_Bps;
+  m.inter_gpu_Bps = view.inter_Bps * std::min(m.nics, m.per_server) / m.per_server;
+  m.wire = WireBytesFactor(p);
+  return m;
+}
+
+// Ring steps: an edge runs up to kRingSlots steps ahead, so the latency is that of the hops a
+// piece of data crosses (NCCL's model: steps - inter_steps intra-server hops), and the time on
+// the wire that of the bottleneck: C channels share each GPU's intra link and use up to C NICs.
+double Ring(const Model& m, int steps, double step_bytes, int channels) {
+  const double bw =
+      m.multi ? std::min(m.intra_Bps, m.inter_Bps * std::min(channels, m.nics)) : m.intra_Bps;
+  const int inter = m.multi ? static_cast<int>(std::lround(1.0 * steps * m.servers / m.n)) : 0;
+  return (steps - inter) * m.intra_step_s + inter * m.inter_step_s + steps * step_bytes / bw;
+}
+
+// A pipeline of `hops` (inter of them across servers) in `chunks` chunks of `chunk` bytes: the
+// first chunk pays every hop's step latency and transfer, each later chunk the slowest hop's.
+double Pipeline(const Model& m, int intra_hops, int inter_hops, int chunks, double chunk_s_intra,
+                double chunk_s_inter) {
+  double t =
+      intra_hops * (m.intra_step_s + chunk_s_intra) + inter_hops * (m.inter_step_s + chunk_s_inter);
+  double slowest = intra_hops > 0 ? m.intra_route_s + chunk_s_intra : 0;
+  if (inter_hops > 0) slowest = std::max(slowest, m.inter_route_s + chunk_s_inter);
+  return t + (chunks - 1) * slowest;
+}
+
+int TreeHeight(int nodes) {
+  const std::vector<int> parent = BinaryTreeParents(nodes);
+  int height = 0;
+  for (int v = 0; v < nodes; ++v) {
+    int h = 0;
+    for (int u = v; parent[u] >= 0; u = parent[u]) ++h;
+    height = std::max(height, h);
+  }
+  return height;
+}
+
+// Per-member busiest link time of a set of direct flows, from bytes(i, j).
+template <typename Bytes>
+double BusiestLink(const Model& m, const GroupView& view, Bytes bytes) {
+  std::vector<double> intra_out(m.n), inter_out(m.n), intra_in(m.n), inter_in(m.n);
+  for (int i = 0; i < m.n; ++i) {
+    for (int j = 0; j < m.n; ++j) {
+      if (i == j) continue;
+      const double b = bytes(i, j) * m.wire;
+      const bool across = view.members[i].server != view.members[j].server;
+      (across ? inter_out : intra_out)[i] += b;
+      (across ? inter_in : intra_in)[j] += b;
+    }
+  }
+  double t = 0;
+  for (int i = 0; i < m.n; ++i) {
+    t = std::max({t, intra_out[i] / m.intra_Bps, intra_in[i] / m.intra_Bps,
+                  inter_out[i] / m.inter_gpu_Bps, inter_in[i] / m.inter_gpu_Bps});
+  }
+  return t;
+}
+
+double Predict(const Collective& c, const GroupView& view, const CollectiveChoice& choice) {
+  const Protocol p = ParseProtocol(choice.protocol);
+  const Model m = MakeModel(view, choice.algorithm, p);
+  const int n = m.n, s = m.servers, k = m.per_server;
+  if (n < 2) return 0;
+  const int C = std::max(1, choice.channels);
+  const double S = c.bytes * m.wire;
+  const std::string& a = choice.algorithm;
+  const CollectiveKind kind = c.kind;
+  const double hop_step = m.multi ? m.inter_step_s : m.intra_step_s;
+  const double inf = std::numeric_limits<double>::infinity();
+
+  if (a == "ring") {
+    if (kind == CollectiveKind::kAllReduce) return m.base_s + Ring(m, 2 * (n - 1), S / n, C);
+    if (kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllGather) {
+      return m.base_s + Ring(m, n - 1, S / n, C);
+    }
+    // Chain broadcast/reduce: C chains share each intra link, and spread over the NICs.
+    const int chunks = PipelineChunks(c.bytes / C);
+    const double chunk = S / C / chunks;
+    return m.base_s + Pipeline(m, n - s, s - 1, chunks, chunk * C / m.intra_Bps,
+                               chunk * C / (m.inter_Bps * std::min(C, m.nics)));
+  }
+  if (a == "tree") {
+    const int height = TreeHeight(s);
+    if (kind == CollectiveKind::kAllReduce) {
+      // Two trees of half the buffer per channel, up then down. A member's intra link carries
+      // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
+      // tree it is interior in.
+      const int chunks = PipelineChunks(c.bytes / (2 * C));
+      const double bw_time = std::max(
+          2 * S / m.intra_Bps, m.multi ? 3 * S / (std::min(2 * C, m.nics) * m.inter_Bps) : 0.0);
+      return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
+             (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
+    }
+    const int chunks = PipelineChunks(c.bytes / C);
+    const double bw_time =
+        std::max(S / m.intra_Bps, m.multi ? 2 * S / (std::min(C, m.nics) * m.inter_Bps) : 0.0);
+    return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + bw_time +
+           (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
+  }
+  if (a == "recursive_halving_doubling") {
+    int pow2 = 1;
+    while (pow2 * 2 <= n) pow2 *= 2;
+    double t = m.base_s;
+    if (pow2 < n) t += 2 * (m.intra_step_s + S / m.intra_Bps);  // fold and unfold
+    for (int d = pow2 / 2; d >= 1; d /= 2) {
+      const double size = S * d / pow2;  // halving step at distance d; doubling mirrors it
+      const bool across = m.multi && d >= k;
+      t += 2 *
+           (across ? m.inter_step_s + size / m.inter_gpu_Bps : m.intra_step_s + size / m.intra_Bps);
+    }
+    return t;
+  }
+  if (a == "hierarchical") {
+    if (!HasUniformServers(view)) return inf;
+    const double intra = (k - 1) * (m.intra_step_s + S / k / m.intra_Bps);
+    const double inter = (s - 1) * (m.inter_step_s + S / k / s / m.inter_gpu_Bps);
+    return m.base_s + (kind == CollectiveKind::kAllReduce ? 2 * (intra + inter) : intra + inter);
+  }
+  if (a == "direct") {
+    const int root =
+        static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), c.root) - c.ranks.begin());
+    auto bytes = [&](int i, int j) -> double {
+      switch (kind) {
+        case CollectiveKind::kAllReduce:
+          return c.bytes;
+        case CollectiveKind::kGather:
+          return j == root ? c.bytes / n : 0;
+        case CollectiveKind::kScatter:
+          return i == root ? c.bytes / n : 0;
+        case CollectiveKind::kAllToAll:
+        case CollectiveKind::kAllToAllV:
+          return AllToAllBytes(c, i, j);
+        default:
+          return c.bytes / n;
+      }
+    };
+    return m.base_s + hop_step + BusiestLink(m, view, bytes);
+  }
+  if (a == "pairwise") {
+    double t = m.base_s;
+    for (int r = 1; r < n; ++r) {
+      double round = 0;
+      bool any = false;
+      for (int i = 0; i < n; ++i) {
+        const int j = (i + r) % n;
+        const double b = AllToAllBytes(c, i, j) * m.wire;
+        if (b <= 0) continue;
+        any = true;
+        const bool across = view.members[i].server != view.members[j].server;
+        round = std::max(round, across ? m.inter_step_s + b / m.inter_gpu_Bps
+                                       : m.intra_step_s + b / m.intra_Bps);
+      }
+      if (any) t += round;
+    }
+    return t;
+  }
+  return inf;
+}
+
+std::string Resolve(const Collective& c, const CollectiveSettings& settings) {
+  CheckAlgorithm(c.kind, c.algorithm, true);
+  if (c.algorithm != "auto") return c.algorithm;
+  auto it = settings.algorithm.find(c.kind);
+  if (it == settings.algorithm.end()) return "auto";
+  CheckAlgorithm(c.kind, it->second, true);
+  return it->second;
+}
+
+}  // namespace
+
+double PredictCollectiveSeconds(const Collective& c, const GroupView& view,
+                                const CollectiveChoice& choice) {
+  CheckAlgorithm(c.kind, choice.algorithm, false);
+  CheckAllToAllMatrix(c);
+  return Predict(c, view, choice);
+}
+
+CollectiveChoice ChooseCollective(const Collective& c, const GroupView& view,
+                                  const CollectiveSettings& settings) {
+  const std::string algorithm = Resolve(c, settings);
+  if (settings.channels < 0 || settings.channels > kMaxChannels) {
+    throw Error("collective channels must be 0 (auto) to " + std::to_string(kMaxChannels) +
+                ", got " + std::to_string(settings.channels));
+  }
+  if (settings.protocol != "auto") ParseProtocol(settings.protocol);  // rejects unknown names
+  CheckAllToAllMatrix(c);
+
+  std::vector<std::string> algorithms;
+  if (algorithm != "auto") {
+    algorithms = {algorithm};
+  } else {
+    for (const std::string& a : CollectiveAlgorithms(c.kind)) {
+      if (a == "auto" || !ChosenByAuto(a)) continue;
+      // Hierarchical needs equal servers, and is plain ring inside one server.
+      if (a == "hierarchical" && (view.num_servers < 2 || !HasUniformServers(view))) continue;
+      algorithms.push_back(a);
+    }
+  }
+  const std::vector<std::string> protocols =
+      settings.protocol != "auto" ? std::vector<std::string>{settings.protocol}
+                                  : std::vector<std::string>{"simple", "ll128", "ll"};
+  CollectiveChoice best;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const std::string& a : algorithms) {
+    const int channels = !UsesChannels(a)        ? 1
+                         : settings.channels > 0 ? settings.channels
+                                                 : AutoChannels(view);
+    for (const std::string& p : protocols) {
+      const CollectiveChoice candidate{a, p, channels};
+      const double t = Predict(c, view, candidate);
+      if (best.algorithm.empty() || t < best_s) {
+        best = candidate;
+        best_s = t;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,32 @@
+// The tuner's pieces beyond sim/collectives/lowering.h: the automatic channel count.
+#ifndef STRATASIM_SIM_COLLECTIVES_TUNER_H_
+#define STRATASIM_SIM_COLLECTIVES_TUNER_H_
+
+#include <string>
+
+#include "sim/collectives/group_view.h"
+
+namespace stratasim::sim {
+
+// Most channels the tuner or a setting may use (NCCL's MAXCHANNELS is 32; 16 rings already
+// saturate 8 NICs twice over).
+inline constexpr int kMaxChannels = 16;
+
+// Channels when the scenario says "auto" (0): across servers, one per NIC the group uses in a
+// server (so a group spanning a server's NICs uses them all, as NCCL does), at most
+// kMaxChannels; inside one server, 1 (every ring crosses the same links there).
+int AutoChannels(const GroupView& view);
+
+// Whether "auto" may pick the algorithm: those NCCL runs (ring, tree, its one-shot direct
+// kernels, grouped send/recv for all-to-all) plus hierarchical. Recursive halving-doubling and
+// pairwise (MPI's algorithms) run only when named: `validate` compares the simulation with real
+// NCCL, so auto should choose among what NCCL would run. (On a non-blocking NVSwitch the
+// alpha-beta model would otherwise prefer halving-doubling to ring: same bytes, fewer steps.)
+bool ChosenByAuto(const std::string& algorithm);
+
+// Whether the algorithm splits the buffer over channels (ring, tree); the others ignore it.
+bool UsesChannels(const std::string& algorithm);
+
+}  // namespace stratasim::sim
+
+#endif  // STRATASIM_SIM_COLLECTIVES_TUNER_H_

@@ -1,0 +1,141 @@
+#include "sim/collectives/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/error.h"
+#include "sim/collectives/lowering.h"
+#include "sim/collectives/test_util.h"
+
+namespace stratasim::sim {
+namespace {
+
+using testing::Iota;
+using testing::MakeCollective;
+
+// 8 servers x 8 GPUs on NVSwitch, one 400 Gb/s NIC per GPU.
+GroupView EightByEight() { return MakeGroupView(testing::NvSwitchCluster(8, 8, 8), Iota(64)); }
+
+TEST(Tuner, TreeOrDirectForSmallAllReduceAcrossServers) {
+  const CollectiveChoice c = ChooseCollective(
+      MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1024), EightByEight(), {});
+  EXPECT_TRUE(c.algorithm == "tree" || c.algorithm == "direct") << c.algorithm;
+  EXPECT_NE(c.protocol, "simple");
+}
+
+TEST(Tuner, RingOrHierarchicalForLargeAllReduceAcrossServers) {
+  const CollectiveChoice c = ChooseCollective(
+      MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1 << 30), EightByEight(), {});
+  EXPECT_TRUE(c.algorithm == "ring" || c.algorithm == "hierarchical") << c.algorithm;
+  EXPECT_NE(c.protocol, "ll");  // twice the bytes never pays at 1 GiB
+  if (c.algorithm == "ring") {
+    EXPECT_EQ(c.channels, 8);  // one per NIC
+  }
+}
+
+TEST(Tuner, InsideOneServerSmallIsDirectOrTreeLargeIsRing) {
+  const GroupView v = testing::FlatView(8);
+  const CollectiveChoice small =
+      ChooseCollective(MakeCollective(CollectiveKind::kAllReduce, Iota(8), 256), v, {});
+  EXPECT_TRUE(small.algorithm == "tree" || small.algorithm == "direct") << small.algorithm;
+  const CollectiveChoice large =
+      ChooseCollective(MakeCollective(CollectiveKind::kAllReduce, Iota(8), 1 << 30), v, {});
+  EXPECT_EQ(large.algorithm, "ring");
+  EXPECT_EQ(large.channels, 1);
+}
+
+TEST(Tuner, HierarchicalBeatsFlatRingWhenNicsAreScarce) {
+  // One NIC per 8-GPU server: a flat ring pushes 2(N-1)/N S through it; hierarchical S/4.
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(4, 8, 1), Iota(32));
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(32), 1 << 30);
+  EXPECT_LT(PredictCollectiveSeconds(c, v, {"hierarchical", "simple", 1}),
+            PredictCollectiveSeconds(c, v, {"ring", "simple", 1}));
+  EXPECT_EQ(ChooseCollective(c, v, {}).algorithm, "hierarchical");
+}
+
+TEST(Tuner, PredictionGrowsWithSizeAndRingBandwidthTermIsExact) {
+  const GroupView v = testing::FlatView(4);
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(4), 4e9);
+  const double t = PredictCollectiveSeconds(c, v, {"ring", "simple", 1});
+  // base + 6 steps x (route + step latency + S/N / B)
+  EXPECT_NEAR(t, 8.4e-6 + 6 * (2e-6 + 3.4e-6 + 1e9 / 450e9), 1e-12);
+}
+
+TEST(Tuner, AutoLeavesOutAlgorithmsNcclDoesNotRun) {
+  const Collective c = MakeCollective(CollectiveKind::kAllToAll, Iota(8), 1 << 20);
+  EXPECT_EQ(ChooseCollective(c, testing::FlatView(8), {}).algorithm, "direct");
+  EXPECT_FALSE(ChosenByAuto("recursive_halving_doubling"));
+  EXPECT_FALSE(ChosenByAuto("pairwise"));
+  EXPECT_TRUE(ChosenByAuto("hierarchical"));
+}
+
+TEST(Tuner, OverridesAreObeyedInOrder) {
+  const GroupView v = EightByEight();
+  Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1 << 30);
+  CollectiveSettings s;
+  s.algorithm[CollectiveKind::kAllReduce] = "recursive_halving_doubling";
+  EXPECT_EQ(ChooseCollective(c, v, s).algorithm, "recursive_halving_doubling");
+  c.algorithm = "tree";  // the collective's hint beats the scenario
+  EXPECT_EQ(ChooseCollective(c, v, s).algorithm, "tree");
+  s.protocol = "ll";
+  s.channels = 3;
+  const CollectiveChoice chosen = ChooseCollective(c, v, s);
+  EXPECT_EQ(chosen.protocol, "ll");
+  EXPECT_EQ(chosen.channels, 3);
+  c.algorithm = "direct";  // an algorithm without channels reports 1
+  EXPECT_EQ(ChooseCollective(c, v, s).channels, 1);
+}
+
+TEST(Tuner, AutoChannels) {
+  EXPECT_EQ(AutoChannels(EightByEight()), 8);
+  EXPECT_EQ(AutoChannels(testing::FlatView(8)), 1);
+  EXPECT_EQ(AutoChannels(MakeGroupView(testing::NvSwitchCluster(2, 8, 8), {0, 1, 8, 9})), 2);
+}
+
+TEST(Tuner, AllToAllVPredictionUsesTheMatrix) {
+  const GroupView v = testing::FlatView(2);
+  Collective c = MakeCollective(CollectiveKind::kAllToAllV, Iota(2), 0);
+  c.matrix = {0, 450e9, 0, 0};  // one second on the 450 GB/s port
+  EXPECT_NEAR(PredictCollectiveSeconds(c, v, {"direct", "simple", 1}), 1.0, 1e-3);
+}
+
+void ExpectError(const std::function<void()>& f, const std::string& message) {
+  try {
+    f();
+    FAIL() << "expected: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
+TEST(Tuner, BadChoicesAreNamed) {
+  const GroupView v = testing::FlatView(4);
+  Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(4), 100, "bogus");
+  ExpectError([&] { ChooseCollective(c, v, {}); },
+              "collective all_reduce has no algorithm 'bogus' (known: auto, ring, tree, "
+              "recursive_halving_doubling, hierarchical, direct)");
+  c.algorithm = "auto";
+  CollectiveSettings s;
+  s.algorithm[CollectiveKind::kAllReduce] = "pairwise";
+  ExpectError([&] { ChooseCollective(c, v, s); },
+              "collective all_reduce has no algorithm 'pairwise' (known: auto, ring, tree, "
+              "recursive_halving_doubling, hierarchical, direct)");
+  s = {};
+  s.protocol = "fast";
+  ExpectError([&] { ChooseCollective(c, v, s); },
+              "unknown collective protocol 'fast' (known: ll, ll128, simple)");
+  s = {};
+  s.channels = -1;
+  ExpectError([&] { ChooseCollective(c, v, s); },
+              "collective channels must be 0 (auto) to 16, got -1");
+  ExpectError(
+      [&] {
+        PredictCollectiveSeconds(c, v, {"auto", "simple", 1});
+      },
+      "collective all_reduce has no algorithm 'auto' (known: ring, tree, "
+      "recursive_halving_doubling, hierarchical, direct)");
+}
+
+}  // namespace
+}  // namespace stratasim::sim
