@@ -1,7 +1,7 @@
 // Simulator speed: one 1 GiB all-reduce over 1,024 GPUs (128 servers x 8 A100, NVSwitch, one
 // HDR NIC per GPU, two-level fat tree of 8 servers per leaf) at each fidelity level.
 //
-//   build/bench/collective_bench [repetitions=3] [servers=128]
+//   build/bench/collective_bench [repetitions=3] [servers=128] [algorithm=auto] [fidelities=all]
 //
 // Prints, per fidelity, the median wall time of the whole simulation (platform build, run,
 // trace hand-back; each run in its own process as SimGrid requires), the activities SimGrid
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/hardware.h"
@@ -42,6 +43,8 @@ ClusterSpec FatTree(int servers) {
 int Main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 3;
   const int servers = argc > 2 ? std::atoi(argv[2]) : 128;
+  const std::string algorithm = argc > 3 ? argv[3] : "auto";
+  const std::string only = argc > 4 ? argv[4] : "";
   const ClusterSpec cluster = FatTree(servers);
   const int n = cluster.NumGpus();
   TaskGraph g(n);
@@ -49,6 +52,7 @@ int Main(int argc, char** argv) {
   c.kind = CollectiveKind::kAllReduce;
   for (int r = 0; r < n; ++r) c.ranks.push_back(r);
   c.bytes = 1024.0 * 1024 * 1024;
+  c.algorithm = algorithm;
   Task member;
   member.stream = g.Stream("comm");
   member.name = "allreduce 1GiB";
@@ -59,6 +63,7 @@ int Main(int argc, char** argv) {
   std::printf("%-9s %-24s %12s %14s %14s %14s\n", "fidelity", "algorithm", "median wall s",
               "activities", "activities/s", "simulated s");
   for (Fidelity f : {Fidelity::kAnalytic, Fidelity::kStream, Fidelity::kStep}) {
+    if (!only.empty() && only.find(std::string(ToString(f))) == std::string::npos) continue;
     SimulationSpec spec;
     spec.fidelity = f;
     std::vector<double> walls;

@@ -10,6 +10,7 @@ std::string_view ToString(DType d) {
     case DType::kBF16: return "bf16";
     case DType::kFP8: return "fp8";
     case DType::kINT8: return "int8";
+    case DType::kINT4: return "int4";
   }
   return "?";
 }
@@ -21,7 +22,7 @@ std::optional<DType> ParseDType(std::string_view text) {
   return std::nullopt;
 }
 
-int BytesPerElement(DType d) {
+double BytesPerElement(DType d) {
   switch (d) {
     case DType::kFP32:
     case DType::kTF32: return 4;
@@ -29,6 +30,7 @@ int BytesPerElement(DType d) {
     case DType::kBF16: return 2;
     case DType::kFP8:
     case DType::kINT8: return 1;
+    case DType::kINT4: return 0.5;
   }
   return 4;
 }

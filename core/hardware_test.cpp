@@ -102,3 +102,18 @@ TEST(GpuSpec, PeakOfAMissingUnitThrowsNamingTheGpu) {
 
 }  // namespace
 }  // namespace stratasim
+
+namespace stratasim {
+namespace {
+
+TEST(HardwareCatalog, Int4WhereTheTensorCoresHaveIt) {
+  EXPECT_DOUBLE_EQ(FindBuiltinGpu("A100-SXM4-80GB")->Peak(DType::kINT4), 1248e12);
+  EXPECT_DOUBLE_EQ(FindBuiltinGpu("RTX3090")->Peak(DType::kINT4), 568e12);
+  EXPECT_FALSE(FindBuiltinGpu("H100-SXM5")->Supports(DType::kINT4));  // dropped in Hopper
+  EXPECT_FALSE(FindBuiltinGpu("V100-SXM2")->Supports(DType::kINT4));
+  EXPECT_EQ(ParseDType("int4"), DType::kINT4);
+  EXPECT_DOUBLE_EQ(BytesPerElement(DType::kINT4), 0.5);
+}
+
+}  // namespace
+}  // namespace stratasim

@@ -4,7 +4,7 @@
 
 namespace stratasim {
 
-double TrainingBytesPerParam(DType precision) { return std::max(2, BytesPerElement(precision)); }
+double TrainingBytesPerParam(DType precision) { return std::max(2.0, BytesPerElement(precision)); }
 
 ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding) {
   const double e = TrainingBytesPerParam(precision);
