@@ -1,5 +1,7 @@
 #include "sim/collectives/lowering.h"
 
+#include "sim/collectives/coalesce.h"
+
 #include <algorithm>
 #include <string>
 
@@ -73,6 +75,7 @@ FlowProgram LowerCollective(const Collective& c, const GroupView& view,
   }
   ApplyProtocol(view, algorithm, protocol, &b);
   FlowProgram program = std::move(b.program());
+  if (fidelity == Fidelity::kStream) CoalesceIndependentFlows(&program);
   program.algorithm = algorithm;
   program.protocol = std::string(ProtocolName(protocol));
   program.channels = args.channels;

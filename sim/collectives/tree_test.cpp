@@ -58,10 +58,13 @@ TEST(Tree, AllReduceReducesUpAndBroadcastsDownHalfTheBufferPerTree) {
   EXPECT_EQ(p.flows.size(), 2u * 2 * 7 * 2);  // trees x directions x edges x chunks
   EXPECT_DOUBLE_EQ(testing::TotalBytes(p), 2 * 2 * 7 * bytes / 2);
   for (int m = 0; m < 8; ++m) EXPECT_GE(ReceivedBy(p, m), bytes / 2);
-  // Stream: one flow per edge and direction, same bytes per edge.
+  // Stream: one flow per edge and direction, same bytes in all; the two trees' flows over the
+  // same ordered pair of members merge into one (sim/collectives/coalesce.h), so there are
+  // fewer than trees x directions x edges = 28 of them.
   const FlowProgram s =
       Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(8), bytes), v, 1, Fidelity::kStream);
-  EXPECT_EQ(s.flows.size(), 2u * 2 * 7);
+  EXPECT_LT(s.flows.size(), 2u * 2 * 7);
+  EXPECT_GE(s.flows.size(), 2u * 7);
   for (const Flow& f : s.flows) {
     EXPECT_EQ(f.extra_route_latencies, 1);
     EXPECT_TRUE(f.deps.empty());
