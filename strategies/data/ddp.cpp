@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/collective_names.h"
 #include "core/units.h"
 #include "models/memory.h"
 #include "models/workload.h"
@@ -46,7 +47,8 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   OptionReader opt(spec);
   const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
   const bool overlap = opt.Bool("overlap", true);
-  const std::string algorithm = opt.Choice("algorithm", "auto", {"auto", "ring"});
+  const std::string algorithm =
+      opt.Choice("algorithm", "auto", CollectiveAlgorithms(CollectiveKind::kAllReduce));
   const bool bucket_view = opt.Bool("gradient_as_bucket_view", false);
   opt.Finish();
 

@@ -12,7 +12,8 @@
 //   bucket_size  (bytes, default "25MiB": PyTorch's bucket_cap_mb=25). Smaller buckets start
 //                communicating earlier but pay the per-collective latency more often.
 //   overlap      (default true). false all-reduces every bucket after the backward pass ends.
-//   algorithm    (default "auto"): all-reduce algorithm hint for the executor.
+//   algorithm    (default "auto"): all-reduce algorithm (core/collective_names.h); "auto"
+//                lets the simulator's tuner choose per bucket size, as NCCL does.
 //   gradient_as_bucket_view (default false, as PyTorch): false keeps a second copy of the
 //                gradients in the bucket buffers (memory category "comm_buffers").
 //
