@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text_number.h"
 #include "core/units.h"
 
 namespace stratasim {
@@ -21,34 +22,6 @@ std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", v);
   return buf;
-}
-
-// Whole text as a decimal number; false on anything else (including "inf", "nan", "").
-bool ParseNumber(const std::string& text, double* out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(begin, &end);
-  if (end != begin + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
-  // strtod also reads hex floats; option values are decimal.
-  if (text.find_first_of("xX") != std::string::npos) return false;
-  *out = v;
-  return true;
-}
-
-// Whole text as a decimal integer ([+-]digits); false on anything else or on overflow.
-bool ParseInteger(const std::string& text, long long* out) {
-  size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
-  if (i == text.size()) return false;
-  for (size_t j = i; j < text.size(); ++j) {
-    if (text[j] < '0' || text[j] > '9') return false;
-  }
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) return false;
-  *out = v;
-  return true;
 }
 
 }  // namespace
@@ -143,9 +116,12 @@ namespace stratasim {
 
 std::string_view ToString(Fidelity f) {
   switch (f) {
-    case Fidelity::kStep: return "step";
-    case Fidelity::kStream: return "stream";
-    case Fidelity::kAnalytic: return "analytic";
+    case Fidelity::kStep:
+      return "step";
+    case Fidelity::kStream:
+      return "stream";
+    case Fidelity::kAnalytic:
+      return "analytic";
   }
   return "?";
 }

@@ -63,7 +63,9 @@
 #include "core/hardware.h"
 #include "core/model_presets.h"
 #include "core/scenario.h"
+#include "core/text_number.h"
 #include "core/units.h"
+#include "core/yaml_util.h"
 
 namespace stratasim {
 namespace {
@@ -83,58 +85,9 @@ std::vector<std::string> ModelKeysOf(const std::string& kind) {
   return keys;
 }
 
-// A value in the document and the key path that names it in messages.
-struct Field {
-  std::string path;
-  YAML::Node key;  // the mapping key; the node itself for list items and the document
-  YAML::Node value;
-};
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-std::string KindOf(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "empty";
-  }
-}
-
-// Whole text as a decimal integer ([+-]digits); false on anything else or on overflow.
-bool ParseInteger(const std::string& text, long long* out) {
-  size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
-  if (i == text.size()) return false;
-  for (size_t j = i; j < text.size(); ++j) {
-    if (text[j] < '0' || text[j] > '9') return false;
-  }
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE) return false;
-  *out = v;
-  return true;
-}
-
-// Whole text as a finite decimal number; false on anything else ("inf", "nan", hex, "").
-bool ParseNumber(const std::string& text, double* out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
-  if (text.find_first_of("xX") != std::string::npos) return false;
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(begin, &end);
-  if (end != begin + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
-}
+using yaml::Field;
+using yaml::Join;
+using yaml::KindOf;
 
 bool IsPlainName(const std::string& s) {
   if (s.empty()) return false;

@@ -25,6 +25,9 @@ struct Field {
   YAML::Node value;
 };
 
+// "a map", "a list", "a scalar" or "empty": for "must be X, not Y" messages.
+std::string KindOf(const YAML::Node& n);
+
 // Parses `text`; a syntax error is a ConfigError at yaml-cpp's mark.
 Field ParseDocument(const std::string& text, const std::string& file_label);
 // Reads a whole file; unreadable files are ConfigErrors at line 0.
