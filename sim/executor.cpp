@@ -274,10 +274,22 @@ class Executor {
   void Lower(int ci) {
     const Collective& c = g_.collectives()[ci];
     CollectiveState& s = collectives_[ci];
-    const GroupView& view = ViewOf(c.ranks);
-    s.choice = ChooseCollective(c, view, spec_.collectives);
     const int n = static_cast<int>(c.ranks.size());
     s.joined.assign(n, 0);
+    // A collective the calibration file measured (nccl-tests style, alone on the cluster)
+    // takes its measured time once all members joined, at every fidelity: measured beats
+    // modelled, at the price of not contending with other traffic.
+    if (spec_.calibration && n > 1) {
+      const CollectiveCalibration* measured =
+          spec_.calibration->FindCollective(c.kind, n, cluster_.GpuOfRank(c.ranks[0]).name);
+      if (measured) {
+        s.choice = CollectiveChoice{"calibrated", "measured", 1};
+        s.analytic_s = measured->Seconds(c.bytes);
+        return;
+      }
+    }
+    const GroupView& view = ViewOf(c.ranks);
+    s.choice = ChooseCollective(c, view, spec_.collectives);
     if (spec_.fidelity == Fidelity::kAnalytic) {
       s.analytic_s = n > 1 ? PredictCollectiveSeconds(c, view, s.choice) : 0;
       return;

@@ -80,6 +80,28 @@ TEST(Executor, MemoryEventsTakeNoTime) {
   EXPECT_EQ(tr.records[id].end_s, 0);
 }
 
+TEST(Executor, CalibratedCollectiveTakesItsMeasuredTime) {
+  TaskGraph g(4);
+  Collective c;
+  c.ranks = {0, 1, 2, 3};
+  c.bytes = 1e9;
+  Task member;
+  member.stream = g.Stream("comm");
+  g.AddCollective(c, member);
+  SimulationSpec spec = NoLaunch();
+  Calibration cal;
+  cal.collectives.push_back(
+      CollectiveCalibration{CollectiveKind::kAllReduce, "A100-SXM4-80GB", 4, 1e-3, 10e9});
+  spec.calibration = cal;
+  const ExecutionTrace tr = Simulate(g, OneServer(4), spec);
+  EXPECT_NEAR(tr.makespan_s, 1e-3 + 1e9 / 10e9, 1e-9);
+  EXPECT_EQ(tr.collective_algorithms.at(0), "calibrated/measured/1ch");
+  // Another group size is not covered by the entry: modelled as usual.
+  cal.collectives[0].group_size = 8;
+  spec.calibration = cal;
+  EXPECT_NE(Simulate(g, OneServer(4), spec).collective_algorithms.at(0), "calibrated/measured/1ch");
+}
+
 TEST(Executor, PlanLargerThanClusterIsAnError) {
   TaskGraph g(4);
   g.Add(Kernel(3, g.Stream("s"), 1));
