@@ -1,13 +1,40 @@
 #include "strategies/plan.h"
 
 #include "strategies/data/ddp.h"
+#include "strategies/pipeline/pipeline.h"
+#include "strategies/sharded/zero.h"
+#include "strategies/tensor/megatron.h"
 
 namespace stratasim {
+namespace {
 
-std::vector<std::string> StrategyKinds() { return {"ddp"}; }
+struct Entry {
+  const char* kind;
+  Plan (*plan)(const Scenario&, const StrategySpec&);
+};
+
+// Every strategy kind and the planner that lowers it; each planner reads its own options.
+constexpr Entry kPlanners[] = {
+    {"ddp", PlanDdp},
+    {"zero1", PlanZero},
+    {"zero2", PlanZero},
+    {"zero3", PlanZero},
+    {"tensor", PlanTensorParallel},
+    {"pipeline", PlanPipeline},
+};
+
+}  // namespace
+
+std::vector<std::string> StrategyKinds() {
+  std::vector<std::string> kinds;
+  for (const Entry& e : kPlanners) kinds.emplace_back(e.kind);
+  return kinds;
+}
 
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
-  if (spec.kind == "ddp") return PlanDdp(s, spec);
+  for (const Entry& e : kPlanners) {
+    if (spec.kind == e.kind) return e.plan(s, spec);
+  }
   std::string known;
   for (const std::string& k : StrategyKinds()) known += (known.empty() ? "" : ", ") + k;
   throw ConfigError(spec.where, spec.key_path + ".kind", spec.kind,

@@ -72,8 +72,8 @@ TEST(ComputeModel, ConcurrentKernelsOnOneGpuShareIt) {
   spec.compute_efficiency = 1;
   spec.kernel_launch_s = 0;
   const double flops = 312e12;  // one second alone
-  const std::vector<double> d = RunKernels(
-      {Kernel("a", flops, 0, DType::kBF16), Kernel("b", flops, 0, DType::kBF16)}, spec);
+  const std::vector<double> d =
+      RunKernels({Kernel("a", flops, 0, DType::kBF16), Kernel("b", flops, 0, DType::kBF16)}, spec);
   EXPECT_NEAR(d[0], 2.0, 1e-6);
   EXPECT_NEAR(d[1], 2.0, 1e-6);
 }

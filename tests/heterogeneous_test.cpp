@@ -21,7 +21,8 @@ cluster:
       nics: {count: 4, bandwidth: "200Gb/s", latency: "2us"}
     - name: second
       count: 1
-      gpu: )" + second_gpu + R"(
+      gpu: )" +
+         second_gpu + R"(
       gpus_per_server: 4
       nvswitch: {bandwidth: "300GB/s", latency: "1us"}
       nics: {count: 4, bandwidth: "200Gb/s", latency: "2us"}

@@ -1,0 +1,373 @@
+#include "strategies/sharded/zero.h"
+
+#include <cstdio>
+#include <map>
+
+#include "core/units.h"
+#include "models/memory.h"
+#include "models/workload.h"
+#include "strategies/layer_tasks.h"
+
+namespace stratasim {
+namespace {
+
+struct Bucket {
+  double params = 0;
+  int ready_after_layer = -1;  // index into workload.layers whose backward completes it
+};
+
+// Packs parameters into gradient buckets in reverse layer order, whole layers only, as DDP's
+// Reducer and DeepSpeed's reduce buckets do.
+std::vector<Bucket> MakeBuckets(const Workload& w, double bytes_per_param, double cap) {
+  std::vector<Bucket> buckets;
+  Bucket open;
+  for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
+    if (w.layers[i].params <= 0) continue;
+    open.params += w.layers[i].params;
+    open.ready_after_layer = i;
+    if (open.params * bytes_per_param >= cap) {
+      buckets.push_back(open);
+      open = Bucket{};
+    }
+  }
+  if (open.params > 0) buckets.push_back(open);
+  return buckets;
+}
+
+// The groups: each rank shards its states over shard[shard_of[r]]; with hybrid sharding it
+// all-reduces its shard with the ranks of replica[replica_of[r]] (one per server).
+struct Groups {
+  std::vector<std::vector<int>> shard, replica;
+  std::vector<int> shard_of, replica_of;
+  int shard_size = 1;
+};
+
+Groups MakeGroups(const Scenario& s, bool per_server, const OptionReader& opt) {
+  const int gpus = s.cluster.NumGpus();
+  Groups g;
+  g.shard_of.assign(gpus, 0);
+  g.replica_of.assign(gpus, -1);
+  if (!per_server) {
+    g.shard.emplace_back();
+    for (int r = 0; r < gpus; ++r) g.shard[0].push_back(r);
+    g.shard_size = gpus;
+    return g;
+  }
+  std::map<int, std::vector<int>> by_server;
+  for (int r = 0; r < gpus; ++r) by_server[s.cluster.Locate(r).server].push_back(r);
+  for (auto& [server, ranks] : by_server) {
+    if (ranks.size() != by_server.begin()->second.size()) {
+      throw opt.Fail("shard_group", "hybrid sharding needs servers with equal GPU counts (server " +
+                                        std::to_string(server) + " has " +
+                                        std::to_string(ranks.size()) + ", server " +
+                                        std::to_string(by_server.begin()->first) + " has " +
+                                        std::to_string(by_server.begin()->second.size()) + ")");
+    }
+    for (int r : ranks) g.shard_of[r] = static_cast<int>(g.shard.size());
+    g.shard.push_back(ranks);
+  }
+  g.shard_size = static_cast<int>(g.shard[0].size());
+  if (g.shard.size() > 1) {
+    for (int j = 0; j < g.shard_size; ++j) {
+      std::vector<int> rep;
+      for (const auto& sh : g.shard) {
+        g.replica_of[sh[j]] = static_cast<int>(g.replica.size());
+        rep.push_back(sh[j]);
+      }
+      g.replica.push_back(rep);
+    }
+  }
+  return g;
+}
+
+// Adds one collective per group in `groups`; returns each rank's member id (-1 for ranks in
+// no group).
+std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
+                                        CollectiveKind kind, double bytes, DType dtype, int stream,
+                                        int it, const std::string& name,
+                                        const std::vector<TaskId>& deps) {
+  std::vector<TaskId> member_of(g.num_ranks(), -1);
+  for (const std::vector<int>& ranks : groups) {
+    Collective c;
+    c.kind = kind;
+    c.ranks = ranks;
+    c.bytes = bytes;
+    c.dtype = dtype;
+    Task member;
+    member.stream = stream;
+    member.iteration = it;
+    member.phase = Phase::kCommunication;
+    member.category = "dp";
+    member.name = name;
+    const std::vector<TaskId> ids = g.AddCollective(c, member);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      member_of[ranks[i]] = ids[i];
+      if (deps[ranks[i]] >= 0) g.AddDep(ids[i], deps[ranks[i]]);
+    }
+  }
+  return member_of;
+}
+
+std::string Name(int it, int mb, const std::string& what) {
+  return "it" + std::to_string(it) + (mb >= 0 ? "/mb" + std::to_string(mb) : "") + "/" + what;
+}
+
+}  // namespace
+
+Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const int stage = spec.kind == "zero1"   ? 1
+                    : spec.kind == "zero2" ? 2
+                    : spec.kind == "zero3" ? 3
+                                           : 0;
+  if (stage == 0) {
+    throw opt.Fail("", "PlanZero plans kinds zero1, zero2 and zero3, not \"" + spec.kind + "\"");
+  }
+  const bool hybrid = opt.Choice("shard_group", "all", {"all", "server"}) == "server";
+  double bucket_cap = 25.0 * 1024 * 1024;
+  std::string unit = "layer";
+  bool prefetch = true;
+  if (stage < 3) {
+    bucket_cap = opt.Bytes("bucket_size", bucket_cap);
+  } else {
+    unit = opt.Choice("unit", "layer", {"layer", "model"});
+    prefetch = opt.Bool("prefetch", true);
+  }
+  opt.Finish();
+
+  const TrainingSpec& tr = s.training;
+  const int gpus = s.cluster.NumGpus();
+  const long per_step = static_cast<long>(tr.micro_batch) * gpus;
+  if (tr.global_batch % per_step != 0) {
+    throw opt.Fail("", "sharded data parallelism over " + std::to_string(gpus) +
+                           " GPUs needs training.global_batch (" + std::to_string(tr.global_batch) +
+                           ") to be a multiple of micro_batch (" + std::to_string(tr.micro_batch) +
+                           ") x " + std::to_string(gpus));
+  }
+  const int micro_batches = static_cast<int>(tr.global_batch / per_step);
+  const Groups groups = MakeGroups(s, hybrid, opt);
+  const int n = groups.shard_size;
+
+  const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
+  const double e = TrainingBytesPerParam(tr.precision);  // 16-bit weights and gradients
+  StateSharding sharding;
+  sharding.optimizer = n;
+  if (stage >= 2) sharding.gradients = n;
+  if (stage >= 3) sharding.weights = n;
+
+  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
+  TaskGraph& g = plan.graph;
+  const int compute = g.Stream("compute");
+  const int comm = g.Stream("comm");
+  const int comm_rs = stage == 3 ? g.Stream("comm_rs") : comm;
+  const int layers = static_cast<int>(w.layers.size());
+  const std::vector<TaskId> none(gpus, -1);
+
+  // The tasks each rank's first compute of an iteration waits for: the previous iteration's
+  // parameter all-gathers (zero1/2) or its optimizer step (zero3).
+  std::vector<std::vector<TaskId>> ready(gpus);
+
+  double moved_per_iteration = 0;  // bytes per rank, for the notes
+  const double ring = n > 1 ? static_cast<double>(n - 1) / n : 0;
+  const int iterations = tr.warmup_iterations + tr.measured_iterations;
+
+  if (stage < 3) {
+    const std::vector<Bucket> buckets = MakeBuckets(w, e, bucket_cap);
+    for (int it = 0; it < iterations; ++it) {
+      // grads_ready[mb][r][layer]
+      std::vector<std::vector<std::vector<TaskId>>> grads_ready(
+          micro_batches, std::vector<std::vector<TaskId>>(gpus, std::vector<TaskId>(layers, -1)));
+      for (int r = 0; r < gpus; ++r) {
+        TaskPlace at{r, compute, it, ""};
+        if (it == 0) AddModelStates(g, at, w.params, tr.precision, sharding);
+        TaskId last = -1;
+        for (int mb = 0; mb < micro_batches; ++mb) {
+          at.prefix = Name(it, mb, "");
+          for (int i = 0; i < layers; ++i) {
+            const TaskId first = static_cast<TaskId>(g.tasks().size());
+            last = AddForward(g, w.layers[i], tr.precision, at, last);
+            if (mb == 0 && i == 0) {
+              for (TaskId d : ready[r]) g.AddDep(first, d);
+            }
+          }
+          for (int i = layers - 1; i >= 0; --i) {
+            last = AddBackward(g, w.layers[i], tr.precision, at, last);
+            grads_ready[mb][r][i] = last;
+          }
+        }
+      }
+      // Reduce-scatter per bucket: zero2 every micro-batch, zero1 after the last one.
+      std::vector<std::vector<TaskId>> reduced;  // per bucket, each rank's last reduction
+      for (int mb = stage == 2 ? 0 : micro_batches - 1; mb < micro_batches; ++mb) {
+        reduced.clear();
+        for (size_t k = 0; k < buckets.size(); ++k) {
+          std::vector<TaskId> deps(gpus);
+          for (int r = 0; r < gpus; ++r) deps[r] = grads_ready[mb][r][buckets[k].ready_after_layer];
+          reduced.push_back(AddGroupCollectives(
+              g, groups.shard, CollectiveKind::kReduceScatter, buckets[k].params * e, tr.precision,
+              comm, it, Name(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
+          moved_per_iteration += ring * buckets[k].params * e;
+        }
+      }
+      if (!groups.replica.empty()) {
+        for (size_t k = 0; k < buckets.size(); ++k) {
+          reduced[k] = AddGroupCollectives(
+              g, groups.replica, CollectiveKind::kAllReduce, buckets[k].params * e / n,
+              tr.precision, comm, it, Name(it, -1, "replica_allreduce/bucket" + std::to_string(k)),
+              reduced[k]);
+        }
+      }
+      // Adam on the shard, then all-gather of the updated 16-bit weights per bucket.
+      std::vector<TaskId> step(gpus);
+      for (int r = 0; r < gpus; ++r) {
+        Task t = AdamStepTask(w.params / n, tr.precision);
+        t.rank = r;
+        t.stream = compute;
+        t.iteration = it;
+        t.name = Name(it, -1, "adam");
+        for (const auto& members : reduced) t.deps.push_back(members[r]);
+        step[r] = g.Add(std::move(t));
+        ready[r].clear();
+      }
+      for (size_t k = 0; k < buckets.size(); ++k) {
+        const std::vector<TaskId> ag = AddGroupCollectives(
+            g, groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, tr.precision, comm,
+            it, Name(it, -1, "all_gather/bucket" + std::to_string(k)), step);
+        for (int r = 0; r < gpus; ++r) ready[r].push_back(ag[r]);
+        moved_per_iteration += ring * buckets[k].params * e;
+      }
+    }
+    plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +
+                         FormatBytes(bucket_cap) + ", reduce-scattered " +
+                         (stage == 2 ? "every micro-batch" : "after the last micro-batch") +
+                         " and all-gathered after the step");
+  } else {
+    // FSDP units: groups of consecutive layers whose weights are gathered together.
+    std::vector<std::vector<int>> units;
+    for (int i = 0; i < layers; ++i) {
+      if (unit == "layer" || units.empty()) units.emplace_back();
+      units.back().push_back(i);
+    }
+    const int num_units = static_cast<int>(units.size());
+    std::vector<double> unit_params(num_units, 0);
+    for (int u = 0; u < num_units; ++u) {
+      for (int i : units[u]) unit_params[u] += w.layers[i].params;
+    }
+    for (int it = 0; it < iterations; ++it) {
+      // The passes of the iteration in compute order: per micro-batch, every unit's forward,
+      // then every unit's backward in reverse. Each needs its unit's weights gathered.
+      struct Pass {
+        int mb, unit;
+        bool backward;
+      };
+      std::vector<Pass> passes;
+      for (int mb = 0; mb < micro_batches; ++mb) {
+        for (int u = 0; u < num_units; ++u) passes.push_back({mb, u, false});
+        for (int u = num_units - 1; u >= 0; --u) passes.push_back({mb, u, true});
+      }
+      std::vector<std::vector<TaskId>> pass_end(passes.size(), none);
+      std::vector<TaskId> last(gpus, -1);
+      std::vector<std::vector<TaskId>> reduced(num_units, none);  // last micro-batch's
+      if (it == 0) {
+        for (int r = 0; r < gpus; ++r) {
+          AddModelStates(g, TaskPlace{r, compute, it, ""}, w.params, tr.precision, sharding);
+        }
+      }
+      for (size_t p = 0; p < passes.size(); ++p) {
+        const Pass& pass = passes[p];
+        const std::string what = w.layers[units[pass.unit].front()].name +
+                                 (units[pass.unit].size() > 1 ? "+" : "") +
+                                 (pass.backward ? "/bwd" : "/fwd");
+        const double full = unit_params[pass.unit] * e;
+        std::vector<TaskId> gathered = none;
+        if (full > 0) {
+          // Issued after the pass two back (prefetch: while the previous pass computes) or
+          // after the previous pass; the first passes wait for the previous step.
+          const size_t back = prefetch ? 2 : 1;
+          std::vector<TaskId> deps(gpus);
+          for (int r = 0; r < gpus; ++r) {
+            deps[r] =
+                p >= back ? pass_end[p - back][r] : (ready[r].empty() ? -1 : ready[r].front());
+            const TaskId alloc = AddMemory(g, TaskPlace{r, comm, it, Name(it, pass.mb, "")},
+                                           what + "/gather", "gathered_weights", full);
+            if (deps[r] >= 0) g.AddDep(alloc, deps[r]);
+          }
+          gathered =
+              AddGroupCollectives(g, groups.shard, CollectiveKind::kAllGather, full, tr.precision,
+                                  comm, it, Name(it, pass.mb, what + "/all_gather"), deps);
+          moved_per_iteration += ring * full;
+        }
+        for (int r = 0; r < gpus; ++r) {
+          const TaskPlace at{r, compute, it, Name(it, pass.mb, "")};
+          const TaskId first = static_cast<TaskId>(g.tasks().size());
+          if (pass.backward) {
+            // The unit's full gradient lives until its reduce-scatter ends.
+            AddMemory(g, at, what + "/unit_gradients", "gradients", full);
+            for (auto i = units[pass.unit].rbegin(); i != units[pass.unit].rend(); ++i) {
+              last[r] = AddBackward(g, w.layers[*i], tr.precision, at, last[r]);
+            }
+          } else {
+            for (int i : units[pass.unit]) {
+              last[r] = AddForward(g, w.layers[i], tr.precision, at, last[r]);
+            }
+          }
+          if (gathered[r] >= 0) g.AddDep(first, gathered[r]);
+          if (p == 0 && !ready[r].empty()) g.AddDep(first, ready[r].front());
+          if (full > 0) AddMemory(g, at, what + "/gather", "gathered_weights", -full);
+          pass_end[p][r] = last[r];
+        }
+        if (pass.backward && full > 0) {
+          const std::vector<TaskId> rs = AddGroupCollectives(
+              g, groups.shard, CollectiveKind::kReduceScatter, full, tr.precision, comm_rs, it,
+              Name(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
+          moved_per_iteration += ring * full;
+          for (int r = 0; r < gpus; ++r) {
+            AddMemory(g, TaskPlace{r, comm_rs, it, Name(it, pass.mb, "")}, what + "/unit_gradients",
+                      "gradients", -full);
+          }
+          if (pass.mb == micro_batches - 1) reduced[pass.unit] = rs;
+        }
+      }
+      if (!groups.replica.empty()) {
+        for (int u = 0; u < num_units; ++u) {
+          if (unit_params[u] <= 0) continue;
+          reduced[u] = AddGroupCollectives(
+              g, groups.replica, CollectiveKind::kAllReduce, unit_params[u] * e / n, tr.precision,
+              comm_rs, it, Name(it, -1, w.layers[units[u].front()].name + "/replica_allreduce"),
+              reduced[u]);
+        }
+      }
+      for (int r = 0; r < gpus; ++r) {
+        Task t = AdamStepTask(w.params / n, tr.precision);
+        t.rank = r;
+        t.stream = compute;
+        t.iteration = it;
+        t.name = Name(it, -1, "adam");
+        for (const auto& members : reduced) {
+          if (members[r] >= 0) t.deps.push_back(members[r]);
+        }
+        ready[r] = {g.Add(std::move(t))};
+      }
+    }
+    plan.notes.push_back(std::to_string(num_units) + " FSDP unit(s) (" + unit +
+                         "), weights all-gathered before each forward and backward" +
+                         (prefetch ? " with one-unit prefetch" : " without prefetch") +
+                         ", gradients reduce-scattered after each unit's backward");
+  }
+
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%s over %d GPUs%s: %d micro-batch(es) of %d per GPU, %.3g M "
+                "parameters",
+                spec.kind.c_str(), n, hybrid ? " per server, replicated across servers" : "",
+                micro_batches, tr.micro_batch, w.params / 1e6);
+  plan.notes.push_back(buf);
+  const ModelStateBytes states = AdamStateBytes(w.params, tr.precision, sharding);
+  plan.notes.push_back("memory per GPU: model states " + FormatBytes(states.Total()) +
+                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + "; " +
+                       FormatBytes(moved_per_iteration / iterations) +
+                       " moved per rank per iteration in the shard group");
+  return plan;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,370 @@
+#include "strategies/tensor/megatron.h"
+
+#include <cstdio>
+#include <set>
+
+#include "core/units.h"
+#include "models/memory.h"
+#include "models/ops.h"
+#include "models/recompute.h"
+#include "strategies/layer_tasks.h"
+
+namespace stratasim {
+namespace {
+
+// Megatron-LM's split of a transformer layer (Shoeybi et al. 2019, Figure 3), by op name
+// (models/transformer.cpp, models/gpt.cpp).
+const std::set<std::string> kColumnParallel = {"qkv", "mlp_up", "gate_up", "logits"};
+const std::set<std::string> kRowParallel = {"proj", "mlp_down", "down", "embed"};
+// Replicated in plain tensor parallelism, split along the sequence with sequence parallelism.
+const std::set<std::string> kSequenceOps = {"norm1",     "norm2",      "residual1",
+                                            "residual2", "final_norm", "embed_dropout"};
+
+bool IsColumn(const OpCost& op) { return kColumnParallel.count(op.name) > 0; }
+bool IsRow(const OpCost& op) { return kRowParallel.count(op.name) > 0; }
+
+void Scale(KernelCost& c, double f) {
+  c.flops *= f;
+  c.bytes *= f;
+}
+
+// Divides an op's work and saved activations by t (heads, MLP columns or vocabulary split).
+void Split(OpCost& op, double t) {
+  for (KernelCost* c : {&op.forward, &op.backward_input, &op.backward_weight}) {
+    Scale(*c, 1 / t);
+    if (c->gemm.known()) c->gemm.batch /= t;
+  }
+  op.saved_bytes /= t;
+}
+
+bool IsTransformerLayer(const LayerCost& L) {
+  for (const OpCost& op : L.ops) {
+    if (op.name == "qkv") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_parallel,
+                             const ModelSpec& model) {
+  const double t = tensor, e = BytesPerElement(full.dtype);
+  Workload w = full;
+  w.params = 0;
+  for (LayerCost& L : w.layers) {
+    const bool transformer = IsTransformerLayer(L);
+    for (OpCost& op : L.ops) {
+      const GemmShape s = op.forward.gemm;  // C[m, n] = A[m, k] B[k, n]
+      if (IsColumn(op) && s.known()) {
+        // Each GPU computes n/t output columns from the whole input, which it keeps (split
+        // along the sequence with sequence parallelism); what the op saves beyond its input
+        // (Q, K, V) is split.
+        const double input = e * s.m * s.k;
+        const double extra = op.saved_bytes > input ? op.saved_bytes - input : 0;
+        OpCost split = Linear(op.name, s.m, s.k, s.n / t, e);
+        split.saved_bytes = (sequence_parallel ? input / t : input) + extra / t;
+        split.attention_core = op.attention_core;
+        op = split;
+      } else if (IsRow(op) && s.known()) {
+        OpCost split = Linear(op.name, s.m, s.k / t, s.n, e);
+        split.saved_bytes = op.saved_bytes / t;
+        split.attention_core = op.attention_core;
+        op = split;
+      } else if (IsRow(op)) {
+        // The vocabulary-parallel lookup writes a full (masked) output on every GPU.
+      } else if (kSequenceOps.count(op.name) > 0) {
+        if (sequence_parallel) Split(op, t);
+      } else if (transformer || op.name == "cross_entropy") {
+        Split(op, t);  // attention core, activations, rotary: per head or per column
+      }
+    }
+    if (transformer) {
+      L.params /= t;
+      if (sequence_parallel) L.input_bytes /= t;
+    } else {
+      // Embedding table and untied output weights split over the vocabulary; the rest (norms,
+      // BERT's head transform) replicated.
+      double vocab_params = 0;
+      for (const OpCost& op : L.ops) {
+        const GemmShape& s = op.forward.gemm;
+        if (op.name == "logits" && s.known() && L.params >= s.k * s.n * t) {
+          vocab_params = s.k * s.n * t;  // untied: the full table (s.n is already split)
+        }
+      }
+      if (L.name == "embedding") vocab_params = L.params;
+      L.params = L.params - vocab_params + vocab_params / t;
+    }
+    w.params += L.params;
+  }
+  ApplyRecompute(w, model.recompute, model.recompute_layers);
+  return w;
+}
+
+namespace {
+
+struct Emitter {
+  TaskGraph& g;
+  DType dtype;
+  int compute;
+  bool sp;
+  double comm_bytes;  // b*s*h elements of the activation dtype
+  std::vector<std::vector<int>> tensor_groups;
+  std::vector<TaskId> last;  // per rank
+  double tp_bytes_per_iteration = 0;
+
+  // One collective per tensor group on the compute stream, each member after last[r].
+  void Comm(CollectiveKind kind, int it, const std::string& name, Phase phase) {
+    if (tensor_groups.front().size() < 2) return;
+    for (const std::vector<int>& ranks : tensor_groups) {
+      Collective c;
+      c.kind = kind;
+      c.ranks = ranks;
+      c.bytes = comm_bytes;
+      c.dtype = dtype;
+      Task member;
+      member.stream = compute;
+      member.iteration = it;
+      member.phase = phase;
+      member.category = "tp";
+      member.name = name;
+      const std::vector<TaskId> ids = g.AddCollective(c, member);
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        if (last[ranks[i]] >= 0) g.AddDep(ids[i], last[ranks[i]]);
+        last[ranks[i]] = ids[i];
+      }
+    }
+  }
+
+  void Kernel(const std::string& name, const OpCost& op, const KernelCost& cost, Phase phase,
+              int it) {
+    for (int r = 0; r < g.num_ranks(); ++r) {
+      Task t;
+      t.kind = TaskKind::kCompute;
+      t.rank = r;
+      t.stream = compute;
+      t.iteration = it;
+      t.phase = phase;
+      t.name = name;
+      t.op = op.kind;
+      t.dtype = dtype;
+      t.flops = cost.flops;
+      t.bytes = cost.bytes;
+      t.gemm = cost.gemm;
+      if (last[r] >= 0) t.deps.push_back(last[r]);
+      last[r] = g.Add(std::move(t));
+    }
+  }
+
+  void Memory(const std::string& name, double bytes, int it) {
+    for (int r = 0; r < g.num_ranks(); ++r) {
+      AddMemory(g, TaskPlace{r, compute, it, ""}, name, "activations", bytes);
+    }
+  }
+
+  // The forward of one op with its tensor-parallel communication: an all-gather before a
+  // column-parallel GEMM (sequence parallel), an all-reduce or reduce-scatter after a
+  // row-parallel one.
+  void Forward(const std::string& prefix, const OpCost& op, Phase phase, int it) {
+    if (sp && IsColumn(op)) Comm(CollectiveKind::kAllGather, it, prefix + "/tp_all_gather", phase);
+    Kernel(prefix + (phase == Phase::kRecompute ? "/recompute" : "/fwd"), op, op.forward, phase,
+           it);
+    if (IsRow(op)) {
+      Comm(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, it,
+           prefix + (sp ? "/tp_reduce_scatter" : "/tp_all_reduce"), phase);
+    }
+  }
+
+  void AddLayerForward(const LayerCost& L, const std::string& prefix, int it) {
+    for (const OpCost& op : L.ops) {
+      if (!op.forward.empty()) Forward(prefix + L.name + "/" + op.name, op, Phase::kForward, it);
+    }
+    if (L.activation_bytes > 0) Memory(prefix + L.name + "/activations", L.activation_bytes, it);
+  }
+
+  // As AddBackward (strategies/layer_tasks.h), with the backward of the communication: an
+  // all-gather of the gradient before a row-parallel GEMM's backward (sequence parallel), an
+  // all-reduce or reduce-scatter of a column-parallel GEMM's input gradient.
+  void AddLayerBackward(const LayerCost& L, const std::string& prefix, int it) {
+    if (L.recomputed_bytes > 0) Memory(prefix + L.name + "/recomputed", L.recomputed_bytes, it);
+    for (const OpCost& op : L.ops) {
+      if (op.recomputed && !op.forward.empty()) {
+        Forward(prefix + L.name + "/" + op.name, op, Phase::kRecompute, it);
+      }
+    }
+    for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
+      const std::string name = prefix + L.name + "/" + op->name;
+      if (sp && IsRow(*op)) {
+        Comm(CollectiveKind::kAllGather, it, name + "/tp_grad_all_gather", Phase::kBackward);
+      }
+      if (!op->backward_input.empty()) {
+        Kernel(name + "/bwd", *op, op->backward_input, Phase::kBackward, it);
+      }
+      if (IsColumn(*op)) {
+        Comm(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, it,
+             name + (sp ? "/tp_grad_reduce_scatter" : "/tp_grad_all_reduce"), Phase::kBackward);
+      }
+      if (!op->backward_weight.empty()) {
+        Kernel(name + "/wgrad", *op, op->backward_weight, Phase::kBackward, it);
+      }
+    }
+    const double freed = L.activation_bytes + L.recomputed_bytes;
+    if (freed > 0) Memory(prefix + L.name + "/activations", -freed, it);
+  }
+};
+
+struct Bucket {
+  double bytes = 0;
+  int ready_after_layer = -1;
+};
+
+}  // namespace
+
+Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const int gpus = s.cluster.NumGpus();
+  const int per_server = s.cluster.groups.empty() ? 1 : s.cluster.groups.front().gpus_per_server;
+  const int t = opt.Int("degree", std::min(per_server, gpus), 1, gpus);
+  const bool sp = opt.Bool("sequence_parallel", false);
+  const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
+  opt.Finish();
+
+  const ModelSpec& m = s.model;
+  if (m.kind != "gpt" && m.kind != "bert" && m.kind != "llama") {
+    throw opt.Fail("", "tensor parallelism splits transformer layers: model kind \"" + m.kind +
+                           "\" is not supported (gpt, bert, llama)");
+  }
+  const std::string td = "degree t=" + std::to_string(t);
+  if (gpus % t != 0) {
+    throw opt.Fail("degree", td + " must divide the GPU count (" + std::to_string(gpus) + ")");
+  }
+  if (m.heads % t != 0) {
+    throw opt.Fail("degree", td + " must divide the model's attention heads (" +
+                                 std::to_string(m.heads) + ")");
+  }
+  if (m.kv_heads > 0 && m.kv_heads % t != 0) {
+    throw opt.Fail("degree", td + " must divide the model's key/value heads (" +
+                                 std::to_string(m.kv_heads) + ")");
+  }
+  const int d = gpus / t;
+  const TrainingSpec& tr = s.training;
+  const long per_step = static_cast<long>(tr.micro_batch) * d;
+  if (tr.global_batch % per_step != 0) {
+    throw opt.Fail("", "tensor parallelism of degree " + std::to_string(t) + " on " +
+                           std::to_string(gpus) + " GPUs leaves " + std::to_string(d) +
+                           " data-parallel replica(s): training.global_batch (" +
+                           std::to_string(tr.global_batch) +
+                           ") must be a multiple of micro_batch (" +
+                           std::to_string(tr.micro_batch) + ") x " + std::to_string(d));
+  }
+  const int micro_batches = static_cast<int>(tr.global_batch / per_step);
+
+  ModelSpec plain = m;
+  plain.recompute = Recompute::kNone;
+  const Workload full = BuildWorkload(plain, tr.micro_batch, tr.precision, tr.seed);
+  const Workload w = TensorParallelShard(full, t, sp, m);
+  const int layers = static_cast<int>(w.layers.size());
+
+  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
+  TaskGraph& g = plan.graph;
+  Emitter em{
+      g,
+      tr.precision,
+      g.Stream("compute"),
+      sp,
+      static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision),
+      {},
+      std::vector<TaskId>(gpus, -1)};
+  const int comm = g.Stream("comm");
+  bool crosses_servers = false;
+  for (int k = 0; k < d; ++k) {
+    std::vector<int> ranks;
+    for (int j = 0; j < t; ++j) ranks.push_back(k * t + j);
+    crosses_servers = crosses_servers || s.cluster.Locate(ranks.front()).server !=
+                                             s.cluster.Locate(ranks.back()).server;
+    em.tensor_groups.push_back(ranks);
+  }
+
+  // Gradient buckets of the data-parallel all-reduce, in reverse layer order (as DDP).
+  const double grad_bytes = TrainingBytesPerParam(tr.precision);
+  std::vector<Bucket> buckets;
+  Bucket open;
+  for (int i = layers - 1; i >= 0; --i) {
+    if (w.layers[i].params <= 0) continue;
+    open.bytes += w.layers[i].params * grad_bytes;
+    open.ready_after_layer = i;
+    if (open.bytes >= bucket_cap) {
+      buckets.push_back(open);
+      open = Bucket{};
+    }
+  }
+  if (open.bytes > 0) buckets.push_back(open);
+
+  const int iterations = tr.warmup_iterations + tr.measured_iterations;
+  for (int it = 0; it < iterations; ++it) {
+    if (it == 0) {
+      for (int r = 0; r < gpus; ++r) {
+        AddModelStates(g, TaskPlace{r, em.compute, 0, ""}, w.params, tr.precision);
+      }
+    }
+    std::vector<std::vector<TaskId>> grads_ready(layers, std::vector<TaskId>(gpus, -1));
+    for (int mb = 0; mb < micro_batches; ++mb) {
+      const std::string prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
+      for (const LayerCost& L : w.layers) em.AddLayerForward(L, prefix, it);
+      for (int i = layers - 1; i >= 0; --i) {
+        em.AddLayerBackward(w.layers[i], prefix, it);
+        grads_ready[i] = em.last;
+      }
+    }
+    std::vector<std::vector<TaskId>> reduced;  // per bucket, per rank
+    if (d > 1) {
+      for (size_t k = 0; k < buckets.size(); ++k) {
+        std::vector<TaskId> member_of(gpus, -1);
+        for (int j = 0; j < t; ++j) {
+          Collective c;
+          c.kind = CollectiveKind::kAllReduce;
+          for (int q = 0; q < d; ++q) c.ranks.push_back(q * t + j);
+          c.bytes = buckets[k].bytes;
+          c.dtype = tr.precision;
+          Task member;
+          member.stream = comm;
+          member.iteration = it;
+          member.phase = Phase::kCommunication;
+          member.category = "dp";
+          member.name = "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k);
+          const std::vector<TaskId> ids = g.AddCollective(c, member);
+          for (int q = 0; q < d; ++q) {
+            const int r = q * t + j;
+            g.AddDep(ids[q], grads_ready[buckets[k].ready_after_layer][r]);
+            member_of[r] = ids[q];
+          }
+        }
+        reduced.push_back(member_of);
+      }
+    }
+    for (int r = 0; r < gpus; ++r) {
+      Task step = AdamStepTask(w.params, tr.precision);
+      step.rank = r;
+      step.stream = em.compute;
+      step.iteration = it;
+      step.name = "it" + std::to_string(it) + "/adam";
+      for (const auto& members : reduced) step.deps.push_back(members[r]);
+      em.last[r] = g.Add(std::move(step));
+    }
+  }
+
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "tensor parallel t=%d%s x data parallel d=%d; %d micro-batch(es) of %d per "
+                "replica; %.3g M parameters per GPU",
+                t, sp ? " with sequence parallelism" : "", d, micro_batches, tr.micro_batch,
+                w.params / 1e6);
+  plan.notes.push_back(buf);
+  if (crosses_servers) plan.notes.push_back("tensor groups span servers");
+  plan.notes.push_back("memory per GPU: model states " +
+                       FormatBytes(AdamStateBytes(w.params, tr.precision).Total()) +
+                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
+                       std::string(ToString(w.recompute)) + ")");
+  return plan;
+}
+
+}  // namespace stratasim
