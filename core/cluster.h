@@ -59,8 +59,8 @@ struct ServerGroup {
 };
 
 enum class NetworkKind {
-  kSingleSwitch,  // one non-blocking switch joins every NIC
-  kLeafSpine,     // servers under leaf switches; leaves joined by spines with oversubscription
+  kSingleSwitch,   // one non-blocking switch joins every NIC
+  kLeafSpine,      // servers under leaf switches; leaves joined by spines with oversubscription
   kRailOptimized,  // NIC k of every server on leaf (rail) k; rails joined by spines
 };
 
@@ -68,8 +68,8 @@ struct NetworkSpec {
   NetworkKind kind = NetworkKind::kSingleSwitch;
   double switch_latency_s = 0;  // per switch crossed
   int servers_per_leaf = 1;     // kLeafSpine only
-  // Downlink/uplink capacity ratio of a leaf (kLeafSpine, kRailOptimized): 1 is a full-bisection fat
-  // tree, 4 means a leaf's uplinks carry a quarter of what its servers' NICs can inject.
+  // Downlink/uplink capacity ratio of a leaf (kLeafSpine, kRailOptimized): 1 is a full-bisection
+  // fat tree, 4 means a leaf's uplinks carry a quarter of what its servers' NICs can inject.
   double oversubscription = 1;
 };
 

@@ -13,15 +13,20 @@ const std::vector<std::string>& CollectiveAlgorithms(CollectiveKind kind) {
   static const std::vector<std::string> all_to_all = {"auto", "direct", "pairwise"};
   static const std::vector<std::string> direct = {"auto", "direct"};
   switch (kind) {
-    case CollectiveKind::kAllReduce: return all_reduce;
+    case CollectiveKind::kAllReduce:
+      return all_reduce;
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllGather: return scatter_gather_ring;
+    case CollectiveKind::kAllGather:
+      return scatter_gather_ring;
     case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce: return rooted;
+    case CollectiveKind::kReduce:
+      return rooted;
     case CollectiveKind::kAllToAll:
-    case CollectiveKind::kAllToAllV: return all_to_all;
+    case CollectiveKind::kAllToAllV:
+      return all_to_all;
     case CollectiveKind::kGather:
-    case CollectiveKind::kScatter: return direct;
+    case CollectiveKind::kScatter:
+      return direct;
   }
   return direct;
 }

@@ -50,7 +50,8 @@ std::vector<GpuSpec> MakeCatalog() {
                       108});  // 108 SMs, as the 80 GB part
 
   // H100 SXM5: 67 TFLOPS FP32, 495 TF32, 989 FP16/BF16, 1,979 FP8, 1,979 INT8 TOPS (dense,
-  // half the datasheet's sparsity figures); 80 GB HBM3 at 3.35 TB/s. Hopper tensor cores have no INT4.
+  // half the datasheet's sparsity figures); 80 GB HBM3 at 3.35 TB/s. Hopper tensor cores have no
+  // INT4.
   c.push_back(GpuSpec{"H100-SXM5",
                       {{DType::kFP32, 67 * kT},
                        {DType::kTF32, 495 * kT},
@@ -119,17 +120,18 @@ std::vector<GpuSpec> MakeCatalog() {
                       128});  // 128 SMs in RTX 4090 (Ada whitepaper)
 
   // GeForce RTX 2080 Ti (reference clocks, not Founders Edition): 13.4 TFLOPS FP32, 53.8 FP16
-  // with FP32 accumulate (107.6 with FP16 accumulate), 215.2 INT8, 430.3 INT4 TOPS. Turing tensor cores
-  // have no BF16 or TF32. 11 GB GDDR6 at 616 GB/s.
-  c.push_back(
-      GpuSpec{"RTX2080Ti",
-              {{DType::kFP32, 13.4 * kT}, {DType::kFP16, 53.8 * kT}, {DType::kINT8, 215.2 * kT},
-               {DType::kINT4, 430.3 * kT}},
-              11 * kG,
-              616 * kG,
-              "NVIDIA Turing GPU architecture whitepaper (TU102, 2018), GeForce RTX 2080 "
-              "Ti at reference clocks",
-              68});  // 68 SMs in RTX 2080 Ti (Turing whitepaper)
+  // with FP32 accumulate (107.6 with FP16 accumulate), 215.2 INT8, 430.3 INT4 TOPS. Turing tensor
+  // cores have no BF16 or TF32. 11 GB GDDR6 at 616 GB/s.
+  c.push_back(GpuSpec{"RTX2080Ti",
+                      {{DType::kFP32, 13.4 * kT},
+                       {DType::kFP16, 53.8 * kT},
+                       {DType::kINT8, 215.2 * kT},
+                       {DType::kINT4, 430.3 * kT}},
+                      11 * kG,
+                      616 * kG,
+                      "NVIDIA Turing GPU architecture whitepaper (TU102, 2018), GeForce RTX 2080 "
+                      "Ti at reference clocks",
+                      68});  // 68 SMs in RTX 2080 Ti (Turing whitepaper)
   return c;
 }
 

@@ -85,7 +85,7 @@ int TaskGraph::DeclareCollective(Collective c) {
     if (seen[r]++) throw Error(what + ": rank " + std::to_string(r) + " appears twice");
   }
   const bool rooted = c.kind == CollectiveKind::kBroadcast || c.kind == CollectiveKind::kReduce ||
-                     c.kind == CollectiveKind::kGather || c.kind == CollectiveKind::kScatter;
+                      c.kind == CollectiveKind::kGather || c.kind == CollectiveKind::kScatter;
   if (rooted && !seen.count(c.root)) {
     throw Error(what + ": root " + std::to_string(c.root) + " is not a member");
   }

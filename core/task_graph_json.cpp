@@ -117,8 +117,8 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
   for (size_t i = 0; i < cs.size(); ++i) {
     const std::string p = "$.collectives[" + std::to_string(i) + "]";
     Collective c;
-    c.kind =
-        internal::EnumFromString(kAllCollectiveKinds, Get<std::string>(cs[i], "kind", p), p + ".kind");
+    c.kind = internal::EnumFromString(kAllCollectiveKinds, Get<std::string>(cs[i], "kind", p),
+                                      p + ".kind");
     c.ranks = Get<std::vector<int>>(cs[i], "ranks", p);
     c.bytes = Get<double>(cs[i], "bytes", p);
     c.dtype = DTypeFrom(Get<std::string>(cs[i], "dtype", p), p + ".dtype");

@@ -1,12 +1,11 @@
 #include "sim/collectives/lowering.h"
 
-#include "sim/collectives/coalesce.h"
-
 #include <algorithm>
 #include <string>
 
 #include "core/error.h"
 #include "sim/collectives/algorithm_check.h"
+#include "sim/collectives/coalesce.h"
 #include "sim/collectives/direct.h"
 #include "sim/collectives/flow_builder.h"
 #include "sim/collectives/hierarchical.h"

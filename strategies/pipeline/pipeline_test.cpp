@@ -6,41 +6,18 @@
 
 #include "core/metrics.h"
 #include "models/workload.h"
+#include "strategies/test_scenario.h"
 
 namespace stratasim {
 namespace {
 
 // A GPT of `layers` layers on `gpus` GPUs of one NVSwitch server (as strategies/data/ddp_test).
 Scenario Small(int gpus, int layers, int global_batch, int micro_batch) {
-  Scenario s;
-  s.name = "t";
-  ServerGroup g;
-  g.name = "g";
-  g.gpu = "A100-SXM4-80GB";
-  g.gpus_per_server = gpus;
-  g.nvswitch = NvSwitchSpec{LinkSpec{300e9, 1e-6}};
-  s.cluster.groups.push_back(g);
-  s.model.preset = "tiny";
-  s.model.layers = layers;
-  s.model.hidden = 256;
-  s.model.heads = 4;
-  s.model.sequence = 128;
-  s.model.vocabulary = 1000;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = micro_batch;
-  s.training.precision = DType::kBF16;
-  s.training.warmup_iterations = 0;
-  s.training.measured_iterations = 1;
-  return s;
+  return testing::TinyGptScenario({gpus, 1, global_batch, micro_batch, layers, 4});
 }
 
 StrategySpec Spec(std::map<std::string, std::string> options) {
-  StrategySpec spec;
-  spec.name = "pp";
-  spec.kind = "pipeline";
-  spec.key_path = "strategies[0]";
-  for (auto& [k, v] : options) spec.options[k] = OptionValue{v, SourceLocation{"s.yaml", 9, 5}};
-  return spec;
+  return testing::SpecOf("pp", "pipeline", options);
 }
 
 std::string ErrorOf(const Scenario& s, const StrategySpec& spec) {

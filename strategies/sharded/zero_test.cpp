@@ -6,45 +6,24 @@
 #include "models/gpt.h"
 #include "models/workload.h"
 #include "strategies/data/ddp.h"
+#include "strategies/test_scenario.h"
 
 namespace stratasim {
 namespace {
 
-ServerGroup Server(int gpus, int count) {
-  ServerGroup g;
-  g.name = "g";
-  g.count = count;
-  g.gpu = "A100-SXM4-80GB";
-  g.gpus_per_server = gpus;
-  g.nvswitch = NvSwitchSpec{LinkSpec{300e9, 1e-6}};
-  return g;
-}
-
 Scenario Small(int gpus, int global_batch, int micro_batch, int servers = 1) {
-  Scenario s;
-  s.name = "t";
-  s.cluster.groups.push_back(Server(gpus / servers, servers));
-  s.model.preset = "tiny";
-  s.model.layers = 4;
-  s.model.hidden = 256;
-  s.model.heads = 4;
-  s.model.sequence = 128;
-  s.model.vocabulary = 1000;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = micro_batch;
-  s.training.precision = DType::kBF16;
-  s.training.warmup_iterations = 0;
-  s.training.measured_iterations = 1;
-  return s;
+  return testing::TinyGptScenario({gpus / servers, servers, global_batch, micro_batch, 4, 4});
 }
 
 StrategySpec Spec(const std::string& kind, std::map<std::string, std::string> options = {}) {
-  StrategySpec spec;
-  spec.name = kind;
-  spec.kind = kind;
-  spec.key_path = "strategies[0]";
-  for (auto& [k, v] : options) spec.options[k] = OptionValue{v, SourceLocation{"s.yaml", 9, 5}};
-  return spec;
+  return testing::SpecOf(kind, kind, options);
+}
+
+ServerGroup Server(int gpus, int count) {
+  testing::TinyGpt t;
+  t.gpus_per_server = gpus;
+  t.servers = count;
+  return testing::TinyGptScenario(t).cluster.groups[0];
 }
 
 // Bytes each member sends per iteration, summed over collectives, as ring algorithms move

@@ -5,40 +5,17 @@
 #include "models/gpt.h"
 #include "models/memory.h"
 #include "models/workload.h"
+#include "strategies/test_scenario.h"
 
 namespace stratasim {
 namespace {
 
 Scenario Small(int gpus, int global_batch, int micro_batch) {
-  Scenario s;
-  s.name = "t";
-  ServerGroup g;
-  g.name = "g";
-  g.gpu = "A100-SXM4-80GB";
-  g.gpus_per_server = gpus;
-  g.nvswitch = NvSwitchSpec{LinkSpec{300e9, 1e-6}};
-  s.cluster.groups.push_back(g);
-  s.model.preset = "tiny";
-  s.model.layers = 4;
-  s.model.hidden = 256;
-  s.model.heads = 8;
-  s.model.sequence = 128;
-  s.model.vocabulary = 1000;
-  s.training.global_batch = global_batch;
-  s.training.micro_batch = micro_batch;
-  s.training.precision = DType::kBF16;
-  s.training.warmup_iterations = 0;
-  s.training.measured_iterations = 1;
-  return s;
+  return testing::TinyGptScenario({gpus, 1, global_batch, micro_batch, 4, 8});
 }
 
 StrategySpec Spec(std::map<std::string, std::string> options) {
-  StrategySpec spec;
-  spec.name = "tp";
-  spec.kind = "tensor";
-  spec.key_path = "strategies[0]";
-  for (auto& [k, v] : options) spec.options[k] = OptionValue{v, SourceLocation{"s.yaml", 9, 5}};
-  return spec;
+  return testing::SpecOf("tp", "tensor", options);
 }
 
 // Collectives of layer `name` ("/layer1/") on rank 0, by kind: count and total bytes.
