@@ -7,33 +7,11 @@
 #include "core/units.h"
 #include "models/memory.h"
 #include "models/workload.h"
+#include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
 namespace stratasim {
 namespace {
-
-struct Bucket {
-  double bytes = 0;
-  int ready_after_layer = -1;  // index into workload.layers whose backward completes it
-};
-
-// Packs gradients into buckets in reverse layer order, as DDP's Reducer does: a bucket closes
-// once it holds at least `cap` bytes (whole layers only).
-std::vector<Bucket> MakeBuckets(const Workload& w, double grad_bytes_per_param, double cap) {
-  std::vector<Bucket> buckets;
-  Bucket open;
-  for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
-    if (w.layers[i].params <= 0) continue;
-    open.bytes += w.layers[i].params * grad_bytes_per_param;
-    open.ready_after_layer = i;
-    if (open.bytes >= cap) {
-      buckets.push_back(open);
-      open = Bucket{};
-    }
-  }
-  if (open.bytes > 0) buckets.push_back(open);
-  return buckets;
-}
 
 std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
   char buf[160];
@@ -67,9 +45,9 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   // sampled mini-batch for all of them.
   const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
   const double grad_bytes = TrainingBytesPerParam(tr.precision);
-  const std::vector<Bucket> buckets = MakeBuckets(w, grad_bytes, bucket_cap);
+  const std::vector<GradientBucket> buckets = MakeGradientBuckets(w.layers, grad_bytes, bucket_cap);
   double grad_total = 0;
-  for (const Bucket& b : buckets) grad_total += b.bytes;
+  for (const GradientBucket& b : buckets) grad_total += b.params * grad_bytes;
 
   Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
   TaskGraph& g = plan.graph;
@@ -109,7 +87,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
       Collective c;
       c.kind = CollectiveKind::kAllReduce;
       c.ranks = all;
-      c.bytes = buckets[k].bytes;
+      c.bytes = buckets[k].params * grad_bytes;
       c.dtype = tr.precision;
       c.algorithm = algorithm;
       Task member;

@@ -6,33 +6,11 @@
 #include "core/units.h"
 #include "models/memory.h"
 #include "models/workload.h"
+#include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
 namespace stratasim {
 namespace {
-
-struct Bucket {
-  double params = 0;
-  int ready_after_layer = -1;  // index into workload.layers whose backward completes it
-};
-
-// Packs parameters into gradient buckets in reverse layer order, whole layers only, as DDP's
-// Reducer and DeepSpeed's reduce buckets do.
-std::vector<Bucket> MakeBuckets(const Workload& w, double bytes_per_param, double cap) {
-  std::vector<Bucket> buckets;
-  Bucket open;
-  for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
-    if (w.layers[i].params <= 0) continue;
-    open.params += w.layers[i].params;
-    open.ready_after_layer = i;
-    if (open.params * bytes_per_param >= cap) {
-      buckets.push_back(open);
-      open = Bucket{};
-    }
-  }
-  if (open.params > 0) buckets.push_back(open);
-  return buckets;
-}
 
 // The groups: each rank shards its states over shard[shard_of[r]]; with hybrid sharding it
 // all-reduces its shard with the ranks of replica[replica_of[r]] (one per server).
@@ -172,7 +150,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
 
   if (stage < 3) {
-    const std::vector<Bucket> buckets = MakeBuckets(w, e, bucket_cap);
+    const std::vector<GradientBucket> buckets = MakeGradientBuckets(w.layers, e, bucket_cap);
     for (int it = 0; it < iterations; ++it) {
       // grads_ready[mb][r][layer]
       std::vector<std::vector<std::vector<TaskId>>> grads_ready(

@@ -7,6 +7,7 @@
 #include "models/memory.h"
 #include "models/ops.h"
 #include "models/recompute.h"
+#include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
 namespace stratasim {
@@ -212,11 +213,6 @@ struct Emitter {
   }
 };
 
-struct Bucket {
-  double bytes = 0;
-  int ready_after_layer = -1;
-};
-
 }  // namespace
 
 Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
@@ -286,18 +282,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
 
   // Gradient buckets of the data-parallel all-reduce, in reverse layer order (as DDP).
   const double grad_bytes = TrainingBytesPerParam(tr.precision);
-  std::vector<Bucket> buckets;
-  Bucket open;
-  for (int i = layers - 1; i >= 0; --i) {
-    if (w.layers[i].params <= 0) continue;
-    open.bytes += w.layers[i].params * grad_bytes;
-    open.ready_after_layer = i;
-    if (open.bytes >= bucket_cap) {
-      buckets.push_back(open);
-      open = Bucket{};
-    }
-  }
-  if (open.bytes > 0) buckets.push_back(open);
+  const std::vector<GradientBucket> buckets = MakeGradientBuckets(w.layers, grad_bytes, bucket_cap);
 
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {
@@ -323,7 +308,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
           Collective c;
           c.kind = CollectiveKind::kAllReduce;
           for (int q = 0; q < d; ++q) c.ranks.push_back(q * t + j);
-          c.bytes = buckets[k].bytes;
+          c.bytes = buckets[k].params * grad_bytes;
           c.dtype = tr.precision;
           Task member;
           member.stream = comm;

@@ -1,0 +1,22 @@
+#include "strategies/gradient_buckets.h"
+
+namespace stratasim {
+
+std::vector<GradientBucket> MakeGradientBuckets(const std::vector<LayerCost>& layers,
+                                                double bytes_per_param, double cap_bytes) {
+  std::vector<GradientBucket> buckets;
+  GradientBucket open;
+  for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+    if (layers[i].params <= 0) continue;
+    open.params += layers[i].params;
+    open.ready_after_layer = i;
+    if (open.params * bytes_per_param >= cap_bytes) {
+      buckets.push_back(open);
+      open = GradientBucket{};
+    }
+  }
+  if (open.params > 0) buckets.push_back(open);
+  return buckets;
+}
+
+}  // namespace stratasim
