@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
 #include <vector>
@@ -43,19 +44,14 @@ struct TransferState {
   bool recv_ready = false;
 };
 
-// What a running SimGrid activity stands for. A collective's flow runs in up to three stages:
-// its protocol delay (a timer), the transfer (a Comm), and the extra route latencies of a
-// stream-fidelity flow (a timer).
+// What a running SimGrid activity or pending timer stands for. A collective's flow runs in up
+// to three stages: its protocol delay (a timer), the transfer (a Comm), and the extra route
+// latencies of a stream-fidelity flow (a timer).
+enum class What { kTask, kTransfer, kFlowDelay, kFlowComm, kFlowLatency, kAnalyticCollective };
+
 struct Running {
   sg4::ActivityPtr activity;
-  enum class What {
-    kTask,
-    kTransfer,
-    kFlowDelay,
-    kFlowComm,
-    kFlowLatency,
-    kAnalyticCollective
-  } what = What::kTask;
+  What what = What::kTask;
   int a = 0;  // task id, or collective index
   int b = 0;  // flow index
 };
@@ -114,37 +110,42 @@ class Executor {
     if (it == running_.end()) return;
     Running r = std::move(it->second);
     running_.erase(it);
-    switch (r.what) {
-      case Running::What::kTask:
-        done_queue_.push_back(r.a);
-        break;
-      case Running::What::kTransfer: {
-        const TransferState& s = transfers_.at(g_.task(r.a).tag);
-        done_queue_.push_back(s.send);
-        done_queue_.push_back(s.recv);
-        break;
-      }
-      case Running::What::kFlowDelay:
-        StartFlowComm(r.a, r.b);
-        break;
-      case Running::What::kFlowComm:
-        FlowCommDone(r.a, r.b);
-        break;
-      case Running::What::kFlowLatency:
-        FlowDone(r.a, r.b);
-        break;
-      case Running::What::kAnalyticCollective: {
-        const Collective& c = g_.collectives()[r.a];
-        for (int m = 0; m < static_cast<int>(c.members.size()); ++m) MemberDone(r.a, m);
-        ReleaseIfDone(r.a);
-        break;
-      }
-    }
+    Fire(r.what, r.a, r.b);
     graveyard_.push_back(std::move(r.activity));
     Drain();
   }
 
  private:
+  // The end of an activity or timer standing for `what`.
+  void Fire(What what, int a, int b) {
+    switch (what) {
+      case What::kTask:
+        done_queue_.push_back(a);
+        break;
+      case What::kTransfer: {
+        const TransferState& s = transfers_.at(g_.task(a).tag);
+        done_queue_.push_back(s.send);
+        done_queue_.push_back(s.recv);
+        break;
+      }
+      case What::kFlowDelay:
+        StartFlowComm(a, b);
+        break;
+      case What::kFlowComm:
+        FlowCommDone(a, b);
+        break;
+      case What::kFlowLatency:
+        FlowDone(a, b);
+        break;
+      case What::kAnalyticCollective: {
+        const Collective& c = g_.collectives()[a];
+        for (int m = 0; m < static_cast<int>(c.members.size()); ++m) MemberDone(a, m);
+        ReleaseIfDone(a);
+        break;
+      }
+    }
+  }
+
   void AddEdge(TaskId from, TaskId to) {
     successors_[from].push_back(to);
     ++pending_[to];
@@ -184,14 +185,14 @@ class Executor {
         sg4::ExecPtr e = sg4::Exec::init();
         e->set_flops_amount(seconds * platform_.gpu_speed[t.rank]);
         e->set_host(platform_.gpus[t.rank]);
-        Launch(e, Running::What::kTask, id, 0);
+        Launch(e, What::kTask, id, 0);
         break;
       }
       case TaskKind::kCopy: {
         sg4::Host* cpu = platform_.host_cpus[t.rank];
         sg4::Host* gpu = platform_.gpus[t.rank];
         const bool h2d = t.copy == CopyDirection::kHostToDevice;
-        Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), Running::What::kTask, id, 0);
+        Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), What::kTask, id, 0);
         break;
       }
       case TaskKind::kSend:
@@ -202,7 +203,7 @@ class Executor {
           const Task& send = g_.task(s.send);
           records_[s.send].peers_joined_s = records_[s.recv].peers_joined_s = Now();
           Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
-                 Running::What::kTransfer, s.send, 0);
+                 What::kTransfer, s.send, 0);
         }
         break;
       }
@@ -227,19 +228,26 @@ class Executor {
     return c;
   }
 
-  void Launch(const sg4::ActivityPtr& a, Running::What what, int x, int y) {
+  void Launch(const sg4::ActivityPtr& a, What what, int x, int y) {
     ++activities_;
     a->start();
     running_[a.get()] = Running{a, what, x, y};
   }
 
-  // A timer of `seconds` on `rank`'s clock host.
-  sg4::ExecPtr Timer(int rank, double seconds) const {
-    sg4::ExecPtr e = sg4::Exec::init();
-    e->set_flops_amount(seconds * kTimerRate);
-    e->set_bound(kTimerRate);
-    e->set_host(platform_.clocks[rank]);
-    return e;
+  // Fires `what` after `seconds` of simulated time. Fixed delays (protocol latencies, the route
+  // latencies a stream flow stands for, analytic collectives) are SimGrid kernel timers, not
+  // activities: a timer is an entry in the engine's timer heap, O(log n), whereas an Exec is a
+  // CPU-model action, a max-min variable, a completion signal, and in SimGrid 3.32 an entry in
+  // the maestro's std::list of activities that every completion scans (std::list::remove), which
+  // made the cost of each completion grow with the number of activities in flight. Counted with
+  // the activities, as both are simulation events.
+  void After(double seconds, What what, int x, int y) {
+    ++activities_;
+    simgrid::kernel::timer::Timer::set(Now() + seconds, [this, what, x, y] {
+      graveyard_.clear();
+      Fire(what, x, y);
+      Drain();
+    });
   }
 
   // --- collectives ---
@@ -260,8 +268,7 @@ class Executor {
     if (++s.members_joined == static_cast<int>(c.ranks.size())) {
       for (TaskId m : c.members) records_[m].peers_joined_s = Now();
       if (s.analytic_s >= 0) {
-        Launch(Timer(c.ranks[0], s.analytic_s), Running::What::kAnalyticCollective, t.collective,
-               0);
+        After(s.analytic_s, What::kAnalyticCollective, t.collective, 0);
         return;
       }
     }
@@ -318,8 +325,7 @@ class Executor {
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
     if (flow.delay_s > 0) {
-      const int rank = g_.collectives()[ci].ranks[flow.src];
-      Launch(Timer(rank, flow.delay_s), Running::What::kFlowDelay, ci, f);
+      After(flow.delay_s, What::kFlowDelay, ci, f);
     } else {
       StartFlowComm(ci, f);
     }
@@ -330,7 +336,7 @@ class Executor {
     const Collective& c = g_.collectives()[ci];
     Launch(
         Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes),
-        Running::What::kFlowComm, ci, f);
+        What::kFlowComm, ci, f);
   }
 
   // A stream-fidelity flow stands for several pipelined steps: each pays the route latency.
@@ -342,8 +348,7 @@ class Executor {
     }
     const Collective& c = g_.collectives()[ci];
     const double latency = RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
-    Launch(Timer(c.ranks[flow.src], flow.extra_route_latencies * latency),
-           Running::What::kFlowLatency, ci, f);
+    After(flow.extra_route_latencies * latency, What::kFlowLatency, ci, f);
   }
 
   double RouteLatency(int src, int dst) {

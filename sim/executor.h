@@ -3,10 +3,11 @@
 //
 // Compute tasks become Execs on their GPU's host (duration from sim/compute_model.h), transfers
 // and host<->device copies become Comms along the platform's routes, and each collective is
-// lowered into flows (sim/collective_lowering.h) that start as their dependencies complete.
+// lowered into flows (sim/collectives/lowering.h) that start as their dependencies complete.
 // Activities are created only when they become ready, from SimGrid's completion signal, with
 // no actors: this avoids SimGrid 3.32's quadratic cost of a DAG created up front
-// (shared/notes/simgrid-3.32.md).
+// (shared/notes/simgrid-3.32.md). Fixed delays (protocol latencies) are SimGrid kernel timers,
+// not activities (docs/collectives.md, "Speed").
 #ifndef STRATASIM_SIM_EXECUTOR_H_
 #define STRATASIM_SIM_EXECUTOR_H_
 
@@ -19,8 +20,7 @@ namespace stratasim::sim {
 
 // Runs the simulation in a child process, since SimGrid allows one Engine per process; callable
 // any number of times. Throws stratasim::Error with the child's message when it fails.
-ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
-                        const SimulationSpec& spec);
+ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec);
 
 // Runs the simulation in this process: at most once per process.
 ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,

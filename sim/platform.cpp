@@ -13,9 +13,6 @@ using simgrid::kernel::routing::NetPoint;
 namespace stratasim::sim {
 namespace {
 
-// Bandwidth of the links that stand for a non-blocking switch: they add latency, never limit.
-constexpr double kFatpipeBps = 1e15;
-
 // A full-duplex connection: `up` carries traffic away from the endpoint it belongs to (GPU to
 // switch, leaf to spine), `down` towards it.
 struct Duplex {
@@ -31,13 +28,6 @@ sg4::Link* MakeLink(sg4::NetZone* zone, const std::string& name, double bandwidt
 Duplex MakeDuplex(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
   return Duplex{MakeLink(zone, name + "_up", spec.bandwidth_Bps, spec.latency_s),
                 MakeLink(zone, name + "_down", spec.bandwidth_Bps, spec.latency_s)};
-}
-
-sg4::Link* MakeFatpipe(sg4::NetZone* zone, const std::string& name, double latency_s) {
-  return zone->create_link(name, kFatpipeBps)
-      ->set_latency(latency_s)
-      ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-      ->seal();
 }
 
 using Route = std::vector<sg4::Link*>;
@@ -188,30 +178,29 @@ class ServerFabric {
   std::vector<std::vector<sg4::Link*>> socket_link_;
 };
 
-// A zone holding one endpoint (a GPU or a CPU socket) and a router as its gateway, joined by a
-// non-limiting port link (SimGrid forbids empty routes). Giving every endpoint its own zone lets
-// routes inside a server be bypass routes between endpoint zones, while the network routes
-// come from star zones in O(1) per endpoint: no N^2 route table at any level.
+// A zone holding one endpoint (a GPU or a CPU socket) and a router as its gateway. Giving every
+// endpoint its own zone lets routes inside a server be bypass routes between endpoint zones,
+// while the network routes come from star zones in O(1) per endpoint: no N^2 route table at
+// any level. The zone is a star zone with no routes declared, so host <-> gateway is an empty
+// route (a star zone gives unset routes no links) and a flow's route holds only real links.
+// A link there, even a non-limiting FATPIPE one, would be a max-min constraint shared by every
+// flow in and out of the GPU, chaining all flows of a ring or tree into one connected
+// component that SimGrid re-solves on each event: O(F) work per event, O(F^2) per collective
+// (what made 128-GPU step-fidelity rings take minutes).
 struct Endpoint {
   sg4::NetZone* zone = nullptr;
   sg4::Host* host = nullptr;
-  sg4::Host* clock = nullptr;  // GPU endpoints: the rank's timer host (never routed to)
   NetPoint* gateway = nullptr;
   sg4::NetZone* parent = nullptr;
 };
 
-Endpoint MakeEndpoint(sg4::NetZone* parent, const std::string& name, double speed,
-                      bool with_clock) {
+Endpoint MakeEndpoint(sg4::NetZone* parent, const std::string& name, double speed) {
   Endpoint e;
   e.parent = parent;
-  e.zone = sg4::create_full_zone(name + "_zone");
+  e.zone = sg4::create_star_zone(name + "_zone");
   e.zone->set_parent(parent);
   e.host = e.zone->create_host(name, speed);
-  if (with_clock) e.clock = e.zone->create_host(name + "_clock", kClockSpeed);
   e.gateway = e.zone->create_router(name + "_gw");
-  sg4::Link* port = MakeFatpipe(e.zone, name + "_port", 0);
-  AddRoute(e.zone, e.host->get_netpoint(), e.gateway, nullptr, nullptr, {port});
-  AddRoute(e.zone, e.gateway, e.host->get_netpoint(), nullptr, nullptr, {port});
   e.zone->seal();
   return e;
 }
@@ -321,13 +310,13 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
         if (net.kind == NetworkKind::kLeafSpine) l = server / net.servers_per_leaf;
         if (net.kind == NetworkKind::kRailOptimized) l = fabric.NicOf(j);
         sg4::NetZone* parent = l >= 0 ? leaf[l] : root;
-        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed, true);
+        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed);
         AddStarRoutes(parent, e.zone, e.gateway, fabric.GpuToNetwork(j), fabric.NetworkToGpu(j));
         gpus.push_back(e);
       }
       for (int s = 0; s < fabric.Sockets(); ++s) {
         // CPU hosts only source and sink host<->device copies; their speed is not used.
-        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9, false));
+        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9));
       }
       for (int a = 0; a < g.gpus_per_server; ++a) {
         for (int b = 0; b < g.gpus_per_server; ++b) {
@@ -338,7 +327,6 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
           AddBypass(root, gpus[a], cpus[s], fabric.GpuToCpu(a, s));
         }
         p.gpus.push_back(gpus[a].host);
-        p.clocks.push_back(gpus[a].clock);
         p.host_cpus.push_back(cpus[fabric.SocketOf(a)].host);
         p.gpu_speed.push_back(speed);
       }
@@ -347,9 +335,8 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
 
   // Each leaf's uplinks, aggregated into one duplex link of the leaf's NIC bandwidth divided by
   // the oversubscription ratio. Its up direction carries the spine's latency, its down
-  // direction the destination leaf's. The leaf's gateway router joins it through two
-  // non-limiting ports, one per direction, so that they tie together only flows that share
-  // that uplink direction anyway.
+  // direction the destination leaf's. The leaf's gateway router reaches the leaf's centre by an
+  // empty star route (no dummy link: see Endpoint).
   for (int l = 0; l < num_leaves; ++l) {
     const std::string name = "leaf" + std::to_string(l);
     Duplex uplink = MakeDuplex(
@@ -362,8 +349,7 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
     gateway_zone->set_parent(leaf[l]);
     NetPoint* gw = gateway_zone->create_router(name + "_gw");
     gateway_zone->seal();
-    AddStarRoutes(leaf[l], gateway_zone, gw, {MakeFatpipe(leaf[l], name + "_in", 0)},
-                  {MakeFatpipe(leaf[l], name + "_out", 0)});
+    AddStarRoutes(leaf[l], gateway_zone, gw, {}, {});
     leaf[l]->seal();
     AddStarRoutes(root, leaf[l], gw, {uplink.up}, {uplink.down});
   }

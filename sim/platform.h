@@ -2,9 +2,9 @@
 //
 //  network (star zone; its centre is the single switch, or the spine)
 //   ├── leaf0 (star zone; centre = leaf switch)   ── leaf-spine: servers 0..k-1 under leaf 0
-//   │    ├── s0g0 zone: host s0g0 ─port─ router        rail-optimized: NIC k of every server
+//   │    ├── s0g0 zone: host s0g0 ── router (empty)    rail-optimized: NIC k of every server
 //   │    ├── s0g1 zone ...                              under leaf k
-//   │    └── router leaf0_gw ─in/out ports─ leaf0_uplink (up/down) ═ spine
+//   │    └── router leaf0_gw ── leaf0_uplink (up/down) ═ spine
 //   ├── leaf1 ...
 //   └── s0cpu0 zone, s0cpu1 zone (CPU sockets: sources and sinks of host<->device copies)
 //
@@ -46,17 +46,7 @@ struct Platform {
   // Speed given to each GPU host (FLOP/s): its dense FP16 tensor peak, or FP32 if it has no
   // FP16 units. The executor expresses each task's modelled duration in this unit.
   std::vector<double> gpu_speed;
-  // Hosts outside the network that only run timers (sim/executor.cpp), one per rank: fixed
-  // delays such as protocol latencies pass in simulated time as bounded Execs on them, never
-  // slowing each other. One per rank rather than one in all keeps the timers of unrelated
-  // ranks out of one max-min system, which SimGrid would re-solve on every event.
-  std::vector<simgrid::s4u::Host*> clocks;
 };
-
-// Timers on Platform::clock: its speed is far above what all timers together use, and each
-// timer Exec is bounded at kTimerRate, so a delay of t seconds is t * kTimerRate of work.
-inline constexpr double kTimerRate = 1e9;
-inline constexpr double kClockSpeed = 1e18;
 
 // PCIe 4.0 x16 per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b) ≈ 31.5 GB/s; used for
 // host<->device copies on servers described without a PCIe tree.

@@ -68,8 +68,8 @@ ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status)) {
-    throw Error("the simulation process died of signal " + std::to_string(WTERMSIG(status)) +
-                " (" + strsignal(WTERMSIG(status)) + "); SimGrid's message is above");
+    throw Error("the simulation process died of signal " + std::to_string(WTERMSIG(status)) + " (" +
+                strsignal(WTERMSIG(status)) + "); SimGrid's message is above");
   }
   if (!reply.empty() && reply[0] == 'E') throw Error(reply.substr(1));
   if (reply.empty() || reply[0] != 'T' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -16,6 +16,22 @@ constexpr double kRingStep[3][3] = {{.47, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0,
 
 bool IsTree(const std::string& algorithm) { return algorithm == "tree"; }
 
+// NCCL's ll128MaxBwPerCh (GB/s of data per channel); see protocol.h.
+double Ll128DataBpsPerChannel(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kBroadcast:
+      return 18.8e9;
+    case CollectiveKind::kReduce:
+      return 12.0e9;
+    case CollectiveKind::kReduceScatter:
+      return 15.2e9;
+    case CollectiveKind::kAllReduce:
+      return 16.7e9;
+    default:  // all-gather, and the copies NCCL's table lacks
+      return 18.3e9;
+  }
+}
+
 }  // namespace
 
 Protocol ParseProtocol(const std::string& name) {
@@ -65,6 +81,27 @@ HopKind IntraHop(const GroupView& view) {
 
 HopKind HopBetween(const GroupView& view, int a, int b) {
   return view.members[a].server != view.members[b].server ? HopKind::kNet : IntraHop(view);
+}
+
+double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKind kind,
+                          bool multi_server, double hop_Bps) {
+  const double wire = WireBytesFactor(p);
+  switch (p) {
+    case Protocol::kSimple:
+      return 0;
+    case Protocol::kLL: {
+      double data_fraction = 1.0 / 3.8;
+      if (!IsTree(algorithm)) {
+        const bool quarter =
+            multi_server || kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduce;
+        data_fraction = quarter ? 1.0 / 4 : 1.0 / 3;
+      }
+      return hop_Bps * data_fraction * wire;
+    }
+    case Protocol::kLL128:
+      return Ll128DataBpsPerChannel(kind) * (IsTree(algorithm) ? 7.0 / 9 : 1.0) * wire;
+  }
+  return 0;
 }
 
 void ApplyProtocol(const GroupView& view, const std::string& algorithm, Protocol p,

@@ -20,12 +20,30 @@
 // hierarchical, recursive halving-doubling, direct, pairwise); the tree figures serve "tree".
 // NVSwitch and direct NVLink hops take the NVLink column. The platform's route latency is paid
 // on top by the executor, so a calibration may want to lower these.
+//
+// Throughput per channel (same tuning.cc, ncclTopoTuneModel): LL and LL128 move data with
+// flagged stores that every receiving thread polls, so one channel cannot fill a fast link.
+// NCCL's model caps their bus bandwidth:
+//   LL     ring: link bandwidth x 1/4 across servers or for all-reduce/reduce, x 1/3 otherwise;
+//          tree: x 1/3.8;
+//   LL128  ring: at most ll128MaxBwPerCh per channel, by collective (GB/s of data): broadcast
+//          18.8, reduce 12.0, all-gather 18.3, reduce-scatter 15.2, all-reduce 16.7;
+//          tree: x 7/9 of that.
+// The tuner (hence the automatic protocol choice, and `analytic` fidelity) bounds each
+// channel's flow over a hop by these rates, in wire bytes: LL's data bound x 2, LL128's
+// x 128/120. Kinds NCCL's table lacks (all-to-all, gather, scatter: copies without reduction)
+// take the all-gather figure. The flows of `step` and `stream` fidelity are NOT bounded:
+// SimGrid 3.32 cannot bound the rate of a host-to-host Comm (Comm::set_rate is ignored before
+// the source is set and aborts after), so a forced LL/LL128 collective runs at link speed
+// there. Not modelled either: NCCL's 0.7 LL128 discount with one GPU per server, the tree's
+// 0.9 factor and correction table, and the 1.8x LL intra-server latency across servers.
 #ifndef STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
 #define STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
 
 #include <string>
 #include <string_view>
 
+#include "core/task_graph.h"
 #include "sim/collectives/flow_builder.h"
 #include "sim/collectives/group_view.h"
 
@@ -47,6 +65,12 @@ double StepLatencySeconds(const std::string& algorithm, Protocol p, HopKind hop)
 // The hop between members a and b: network across servers, else the view's intra fabric.
 HopKind HopBetween(const GroupView& view, int a, int b);
 HopKind IntraHop(const GroupView& view);
+
+// Bytes per second on the wire one channel of `algorithm` can move with protocol `p` for
+// collective `kind` over a hop of `hop_Bps` (per direction), `multi_server` if the collective
+// spans servers; 0 for no bound (Simple). See the table above.
+double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKind kind,
+                          bool multi_server, double hop_Bps);
 
 // Inflates every flow's bytes by WireBytesFactor and sets its delay_s to its latency_steps x
 // the step latency of its hop, plus the base latency on flows without dependencies (those

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "sim/collectives/lowering.h"
 #include "sim/collectives/test_util.h"
@@ -46,6 +48,54 @@ TEST(Protocol, LoweringInflatesBytesAndSetsDelays) {
   const FlowProgram ll128 =
       LowerCollective(c, v, CollectiveChoice{"direct", "ll128", 1}, Fidelity::kStep);
   EXPECT_DOUBLE_EQ(ll128.flows[0].bytes, 100 * 128.0 / 120);
+}
+
+TEST(Protocol, PerChannelRateBoundsAreNcclsCaps) {
+  const double nvlink = 300e9;
+  // Simple: no bound beyond the links.
+  EXPECT_EQ(ProtocolMaxRateBps(Protocol::kSimple, "ring", CollectiveKind::kAllReduce, true, nvlink),
+            0);
+  // LL128: ll128MaxBwPerCh of data per channel, in wire bytes; trees 7/9 of it.
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL128, "ring", CollectiveKind::kAllReduce, false, nvlink),
+      16.7e9 * 128 / 120);
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL128, "ring", CollectiveKind::kReduce, false, nvlink),
+      12.0e9 * 128 / 120);
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL128, "tree", CollectiveKind::kAllReduce, true, nvlink),
+      16.7e9 * 7 / 9 * 128 / 120);
+  // LL: a quarter of the hop in data (twice that on the wire) across servers or for
+  // all-reduce, a third for an all-gather inside a server; trees 1/3.8.
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL, "ring", CollectiveKind::kAllGather, true, 25e9), 12.5e9);
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL, "ring", CollectiveKind::kAllGather, false, nvlink),
+      nvlink * 2 / 3);
+  EXPECT_DOUBLE_EQ(
+      ProtocolMaxRateBps(Protocol::kLL, "tree", CollectiveKind::kAllReduce, true, nvlink),
+      nvlink * 2 / 3.8);
+}
+
+TEST(Protocol, PredictionRunsEachChannelAtItsProtocolRate) {
+  // One NVSwitch server (450 GB/s ports): LL128's 16.7 GB/s per channel, not the port, sets a
+  // one-channel ring all-reduce's bandwidth term; Simple keeps the port's.
+  const int n = 8;
+  const double bytes = 1e9;
+  const GroupView v = testing::FlatView(n);
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(n), bytes);
+  for (Protocol p : {Protocol::kSimple, Protocol::kLL128, Protocol::kLL}) {
+    const std::string name(ProtocolName(p));
+    const double bound =
+        ProtocolMaxRateBps(p, "ring", CollectiveKind::kAllReduce, false, v.intra_Bps);
+    const double rate = bound > 0 ? std::min(bound, v.intra_Bps) : v.intra_Bps;
+    const double expected = BaseLatencySeconds("ring", p) +
+                            2.0 * (n - 1) *
+                                (StepLatencySeconds("ring", p, HopKind::kNvLink) +
+                                 v.intra_latency_s + WireBytesFactor(p) * bytes / (n * rate));
+    EXPECT_NEAR(PredictCollectiveSeconds(c, v, {"ring", name, 1}), expected, 1e-9 * expected)
+        << name;
+  }
 }
 
 TEST(Protocol, UnknownProtocolIsNamed) {

@@ -53,9 +53,18 @@ struct Model {
   double inter_Bps = 0;      // one NIC
   double inter_gpu_Bps = 0;  // a NIC's share per GPU when all GPUs of a server send across
   double wire = 1;           // protocol bytes factor
+  // Most wire bytes/s one flow (one channel's transfer over a hop) moves with the protocol:
+  // ProtocolMaxRateBps, infinite for Simple.
+  double flow_intra_Bps = 0;
+  double flow_inter_Bps = 0;
 };
 
-Model MakeModel(const GroupView& view, const std::string& algorithm, Protocol p) {
+double OrInfinity(double bound_Bps) {
+  return bound_Bps > 0 ? bound_Bps : std::numeric_limits<double>::infinity();
+}
+
+Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveKind kind,
+                Protocol p) {
   Model m;
   m.n = static_cast<int>(view.members.size());
   const auto blocks = ServerBlocks(view);
@@ -72,15 +81,20 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, Protocol p)
   m.inter_Bps = view.inter_Bps;
   m.inter_gpu_Bps = view.inter_Bps * std::min(m.nics, m.per_server) / m.per_server;
   m.wire = WireBytesFactor(p);
+  m.flow_intra_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, view.intra_Bps));
+  m.flow_inter_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, view.inter_Bps));
   return m;
 }
 
 // Ring steps: an edge runs up to kRingSlots steps ahead, so the latency is that of the hops a
 // piece of data crosses (NCCL's model: steps - inter_steps intra-server hops), and the time on
-// the wire that of the bottleneck: C channels share each GPU's intra link and use up to C NICs.
+// the wire that of the bottleneck: C channels share each GPU's intra link and use up to C NICs,
+// each channel's flow at most the protocol's rate per channel.
 double Ring(const Model& m, int steps, double step_bytes, int channels) {
-  const double bw =
-      m.multi ? std::min(m.intra_Bps, m.inter_Bps * std::min(channels, m.nics)) : m.intra_Bps;
+  const double intra_bw = std::min(m.intra_Bps, channels * m.flow_intra_Bps);
+  const double inter_bw =
+      std::min(m.inter_Bps * std::min(channels, m.nics), channels * m.flow_inter_Bps);
+  const double bw = m.multi ? std::min(intra_bw, inter_bw) : intra_bw;
   const int inter = m.multi ? static_cast<int>(std::lround(1.0 * steps * m.servers / m.n)) : 0;
   return (steps - inter) * m.intra_step_s + inter * m.inter_step_s + steps * step_bytes / bw;
 }
@@ -111,6 +125,7 @@ int TreeHeight(int nodes) {
 template <typename Bytes>
 double BusiestLink(const Model& m, const GroupView& view, Bytes bytes) {
   std::vector<double> intra_out(m.n), inter_out(m.n), intra_in(m.n), inter_in(m.n);
+  double slowest_flow = 0;  // a flow alone on its links still moves at most the protocol's rate
   for (int i = 0; i < m.n; ++i) {
     for (int j = 0; j < m.n; ++j) {
       if (i == j) continue;
@@ -118,9 +133,10 @@ double BusiestLink(const Model& m, const GroupView& view, Bytes bytes) {
       const bool across = view.members[i].server != view.members[j].server;
       (across ? inter_out : intra_out)[i] += b;
       (across ? inter_in : intra_in)[j] += b;
+      slowest_flow = std::max(slowest_flow, b / (across ? m.flow_inter_Bps : m.flow_intra_Bps));
     }
   }
-  double t = 0;
+  double t = slowest_flow;
   for (int i = 0; i < m.n; ++i) {
     t = std::max({t, intra_out[i] / m.intra_Bps, intra_in[i] / m.intra_Bps,
                   inter_out[i] / m.inter_gpu_Bps, inter_in[i] / m.inter_gpu_Bps});
@@ -130,7 +146,7 @@ double BusiestLink(const Model& m, const GroupView& view, Bytes bytes) {
 
 double Predict(const Collective& c, const GroupView& view, const CollectiveChoice& choice) {
   const Protocol p = ParseProtocol(choice.protocol);
-  const Model m = MakeModel(view, choice.algorithm, p);
+  const Model m = MakeModel(view, choice.algorithm, c.kind, p);
   const int n = m.n, s = m.servers, k = m.per_server;
   if (n < 2) return 0;
   const int C = std::max(1, choice.channels);
@@ -148,8 +164,10 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     // Chain broadcast/reduce: C chains share each intra link, and spread over the NICs.
     const int chunks = PipelineChunks(c.bytes / C);
     const double chunk = S / C / chunks;
-    return m.base_s + Pipeline(m, n - s, s - 1, chunks, chunk * C / m.intra_Bps,
-                               chunk * C / (m.inter_Bps * std::min(C, m.nics)));
+    return m.base_s +
+           Pipeline(m, n - s, s - 1, chunks,
+                    chunk * C / std::min(m.intra_Bps, C * m.flow_intra_Bps),
+                    chunk * C / std::min(m.inter_Bps * std::min(C, m.nics), C * m.flow_inter_Bps));
   }
   if (a == "tree") {
     const int height = TreeHeight(s);
@@ -158,14 +176,17 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
       // tree it is interior in.
       const int chunks = PipelineChunks(c.bytes / (2 * C));
-      const double bw_time = std::max(
-          2 * S / m.intra_Bps, m.multi ? 3 * S / (std::min(2 * C, m.nics) * m.inter_Bps) : 0.0);
+      const double intra = std::min(m.intra_Bps, 2 * C * m.flow_intra_Bps);
+      const double inter =
+          std::min(std::min(2 * C, m.nics) * m.inter_Bps, 2 * C * m.flow_inter_Bps);
+      const double bw_time = std::max(2 * S / intra, m.multi ? 3 * S / inter : 0.0);
       return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
              (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
     }
     const int chunks = PipelineChunks(c.bytes / C);
-    const double bw_time =
-        std::max(S / m.intra_Bps, m.multi ? 2 * S / (std::min(C, m.nics) * m.inter_Bps) : 0.0);
+    const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
+    const double inter = std::min(std::min(C, m.nics) * m.inter_Bps, C * m.flow_inter_Bps);
+    const double bw_time = std::max(S / intra, m.multi ? 2 * S / inter : 0.0);
     return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + bw_time +
            (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
   }
@@ -173,19 +194,23 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     int pow2 = 1;
     while (pow2 * 2 <= n) pow2 *= 2;
     double t = m.base_s;
-    if (pow2 < n) t += 2 * (m.intra_step_s + S / m.intra_Bps);  // fold and unfold
+    const double intra = std::min(m.intra_Bps, m.flow_intra_Bps);
+    const double inter = std::min(m.inter_gpu_Bps, m.flow_inter_Bps);
+    if (pow2 < n) t += 2 * (m.intra_step_s + S / intra);  // fold and unfold
     for (int d = pow2 / 2; d >= 1; d /= 2) {
       const double size = S * d / pow2;  // halving step at distance d; doubling mirrors it
       const bool across = m.multi && d >= k;
-      t += 2 *
-           (across ? m.inter_step_s + size / m.inter_gpu_Bps : m.intra_step_s + size / m.intra_Bps);
+      t += 2 * (across ? m.inter_step_s + size / inter : m.intra_step_s + size / intra);
     }
     return t;
   }
   if (a == "hierarchical") {
     if (!HasUniformServers(view)) return inf;
-    const double intra = (k - 1) * (m.intra_step_s + S / k / m.intra_Bps);
-    const double inter = (s - 1) * (m.inter_step_s + S / k / s / m.inter_gpu_Bps);
+    // One flow per ring edge: each at most the protocol's rate.
+    const double intra =
+        (k - 1) * (m.intra_step_s + S / k / std::min(m.intra_Bps, m.flow_intra_Bps));
+    const double inter =
+        (s - 1) * (m.inter_step_s + S / k / s / std::min(m.inter_gpu_Bps, m.flow_inter_Bps));
     return m.base_s + (kind == CollectiveKind::kAllReduce ? 2 * (intra + inter) : intra + inter);
   }
   if (a == "direct") {
@@ -219,8 +244,9 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
         if (b <= 0) continue;
         any = true;
         const bool across = view.members[i].server != view.members[j].server;
-        round = std::max(round, across ? m.inter_step_s + b / m.inter_gpu_Bps
-                                       : m.intra_step_s + b / m.intra_Bps);
+        round = std::max(round,
+                         across ? m.inter_step_s + b / std::min(m.inter_gpu_Bps, m.flow_inter_Bps)
+                                : m.intra_step_s + b / std::min(m.intra_Bps, m.flow_intra_Bps));
       }
       if (any) t += round;
     }

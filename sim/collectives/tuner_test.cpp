@@ -34,6 +34,21 @@ TEST(Tuner, RingOrHierarchicalForLargeAllReduceAcrossServers) {
   }
 }
 
+TEST(Tuner, LargeMessagesUseSimpleSmallOnesLlOrLl128) {
+  // With LL128 bounded at 16.7 GB/s of data per channel, 8 channels cannot fill 8 x 50 GB/s of
+  // NICs: NCCL's choice of Simple for large messages; LL or LL128 keep the small ones.
+  const GroupView v = EightByEight();
+  const CollectiveChoice large =
+      ChooseCollective(MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1 << 30), v, {});
+  EXPECT_EQ(large.protocol, "simple");
+  const Collective ring = MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1 << 30);
+  EXPECT_LT(PredictCollectiveSeconds(ring, v, {"ring", "simple", 8}),
+            PredictCollectiveSeconds(ring, v, {"ring", "ll128", 8}));
+  const CollectiveChoice small =
+      ChooseCollective(MakeCollective(CollectiveKind::kAllReduce, Iota(64), 4096), v, {});
+  EXPECT_NE(small.protocol, "simple");
+}
+
 TEST(Tuner, InsideOneServerSmallIsDirectOrTreeLargeIsRing) {
   const GroupView v = testing::FlatView(8);
   const CollectiveChoice small =
