@@ -1,0 +1,27 @@
+// CUDA and cuBLAS failures as stratasim::Error, naming the call and where it was made, so that a
+// validate run ends with a message a user can act on ("out of memory", "no CUDA-capable device")
+// instead of a status code. Library code never exits (DESIGN.md).
+#ifndef STRATASIM_KERNELS_CUDA_CHECK_H_
+#define STRATASIM_KERNELS_CUDA_CHECK_H_
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+namespace stratasim::kernels {
+
+// Throws stratasim::Error "FILE:LINE: CALL: REASON" when `status` is not success.
+void CheckCuda(cudaError_t status, const char* call, const char* file, int line);
+void CheckCublas(cublasStatus_t status, const char* call, const char* file, int line);
+
+// The text cuBLAS gives no function for in every version (cublasGetStatusString exists from
+// 11.4.2; kept here so the message format is ours).
+const char* CublasStatusName(cublasStatus_t status);
+
+}  // namespace stratasim::kernels
+
+#define STRATASIM_CUDA_CHECK(call) \
+  ::stratasim::kernels::CheckCuda((call), #call, __FILE__, __LINE__)
+#define STRATASIM_CUBLAS_CHECK(call) \
+  ::stratasim::kernels::CheckCublas((call), #call, __FILE__, __LINE__)
+
+#endif  // STRATASIM_KERNELS_CUDA_CHECK_H_

@@ -1,0 +1,32 @@
+# Sources of kernels/, relative to this folder: shared by kernels/CMakeLists.txt and the
+# standalone GPU-check build (validate/cuda/standalone/), so the two never drift apart.
+set(KERNELS_REFERENCE_SOURCES reference.cpp)
+set(KERNELS_CUDA_SOURCES
+  adam.cu
+  attention.cpp
+  convert.cu
+  cuda_check.cpp
+  device.cpp
+  device_buffer.cpp
+  elementwise.cu
+  gemm.cpp
+  quantize.cu
+  rowwise.cu
+)
+set(KERNELS_CUDA_TESTS
+  adam_test.cpp
+  convert_test.cpp
+  elementwise_test.cpp
+  gemm_test.cpp
+  quantize_test.cpp
+  rowwise_test.cpp
+)
+# nvcc does not take g++'s warning flags directly: hand them to the host compiler, and make
+# nvcc's own warnings errors too, so .cu files meet the same bar as .cpp files.
+# One generator expression per flag: a ';' inside one would split it when the list is expanded.
+set(KERNELS_COMPILE_OPTIONS
+  "$<$<COMPILE_LANGUAGE:CXX>:-Wall>"
+  "$<$<COMPILE_LANGUAGE:CXX>:-Wextra>"
+  "$<$<COMPILE_LANGUAGE:CXX>:-Werror>"
+  "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall$<COMMA>-Wextra$<COMMA>-Werror>"
+  "$<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>")
