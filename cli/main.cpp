@@ -4,6 +4,8 @@
 //                 [--calibration FILE]
 //   stratasim replay SCENARIO.yaml GRAPH.json [--out DIR]
 //   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
+//   stratasim validate SCENARIO.yaml [--backend host|cuda] [--out DIR] [...]
+//   stratasim calibrate [--backend host|cuda] [--out FILE] [...]
 //   stratasim version
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated (the others' results
@@ -16,14 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
 #include "cli/run_scenario.h"
+#include "cli/validate_command.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
 #include "core/scenario.h"
 #include "core/units.h"
 #include "report/atomic_file.h"
+#include "report/moe_table.h"
 #include "report/table.h"
 #include "sim/executor.h"
 
@@ -45,6 +50,10 @@ const char* kUsage =
     "  collective SCENARIO\n"
     "                     the table nccl-tests prints (size, time, algbw, busbw), simulated\n"
     "                     on the scenario's cluster\n"
+    "  validate SCENARIO  run each strategy for real (--backend host|cuda), simulate it on\n"
+    "                     the same hardware, and compare measured and simulated times\n"
+    "  calibrate          micro-benchmark a backend and write a calibration file for\n"
+    "                     `run --calibration`\n"
     "  version            print the version\n"
     "\n"
     "`stratasim <command> --help` lists a command's options.\n";
@@ -70,6 +79,8 @@ std::string DefaultOutDir(const Scenario& s) { return "stratasim-out/" + s.name;
 
 int Finish(const std::string& out, const RunResults& results) {
   std::cout << FormatComparisonTable(results);
+  const std::string moe = FormatMoeTable(results);
+  if (!moe.empty()) std::cout << "\n" << moe;
   std::cout << "outputs: " << out << "/results.json, results.csv, <strategy>.trace.json\n";
   for (const StrategyResult& r : results.strategies) {
     if (!r.ok) return 1;
@@ -106,6 +117,7 @@ int Run(const std::vector<std::string>& args) {
   std::vector<StrategyRun> runs = RunStrategies(s, only);
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
+  SetMoeSpeedups(results.strategies);
   WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>());
   return Finish(out, results);
 }
@@ -263,6 +275,8 @@ int Main(int argc, char** argv) {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);
     if (command == "collective") return Collective(args);
+    if (command == "validate") return ValidateCommand(args);
+    if (command == "calibrate") return CalibrateCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

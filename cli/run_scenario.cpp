@@ -7,6 +7,7 @@
 #include "models/workload.h"
 #include "report/atomic_file.h"
 #include "report/chrome_trace.h"
+#include "report/moe_summary.h"
 #include "report/results_json.h"
 #include "sim/executor.h"
 #include "strategies/plan.h"
@@ -33,6 +34,17 @@ StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskG
   r.num_gpus = g.num_ranks();
   r.metrics = ComputeMetrics(g, t, in);
   return r;
+}
+
+std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
+                                       const std::vector<double>& peak_per_rank) {
+  std::vector<double> per_stage;
+  for (size_t r = 0; r < rank_stage.size() && r < peak_per_rank.size(); ++r) {
+    const size_t stage = static_cast<size_t>(rank_stage[r]);
+    if (per_stage.size() <= stage) per_stage.resize(stage + 1, 0);
+    per_stage[stage] = std::max(per_stage[stage], peak_per_rank[r]);
+  }
+  return per_stage;
 }
 
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only) {
@@ -81,6 +93,13 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
                               p.plan->tokens_per_sample);
         run.result.notes = p.plan->notes;
+        if (HasMoeFigures(p.plan->figures)) {
+          run.result.moe =
+              SummarizeMoe(p.plan->graph, run.trace, s.training.warmup_iterations,
+                           s.training.measured_iterations, p.plan->figures, run.result.metrics);
+        }
+        run.result.peak_memory_per_stage_bytes =
+            PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
         run.graph = std::move(p.plan->graph);
       } catch (const Error& e) {
         p.error = e.what();

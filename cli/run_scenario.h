@@ -29,6 +29,10 @@ StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskG
                         const ExecutionTrace& t, double samples_per_iteration,
                         double tokens_per_sample);
 
+// The largest peak of the ranks of each pipeline stage (rank_stage: each rank's stage).
+std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
+                                       const std::vector<double>& peak_per_rank);
+
 // Header facts of the results: scenario, seed, version, cluster and model summaries.
 RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
 

@@ -64,7 +64,7 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   // An iteration ends when its last task ends; the measured window runs from the end of the
   // iteration before the first measured one (or time 0) to the end of the last measured one.
   std::vector<double> iteration_end(last + 1, -1);
-  double model_flops = 0;
+  double model_flops = 0, hardware_flops = 0;
   for (const Task& task : g.tasks()) {
     if (task.iteration < 0 || task.iteration > last) continue;
     iteration_end[task.iteration] =
@@ -72,6 +72,10 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
     if (task.iteration >= first && task.kind == TaskKind::kCompute &&
         (task.phase == Phase::kForward || task.phase == Phase::kBackward)) {
       model_flops += task.flops;
+    }
+    if (task.iteration >= first && task.kind == TaskKind::kCompute &&
+        task.phase == Phase::kRecompute) {
+      hardware_flops += task.flops;
     }
   }
   for (int i = 0; i <= last; ++i) {
@@ -92,8 +96,12 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   double peak_sum = 0;
   for (double p : in.peak_flops_per_rank) peak_sum += p;
   m.mfu = peak_sum > 0 ? achieved / peak_sum : 0;
+  hardware_flops += model_flops;
+  m.hfu =
+      peak_sum > 0 ? hardware_flops / in.measured_iterations / m.iteration_time_s / peak_sum : 0;
 
   std::vector<std::vector<Interval>> comm(n), busy(n);
+  std::map<std::string, std::vector<std::vector<Interval>>> comm_of;  // by category, per rank
   struct MemoryEvent {
     double time;
     double delta;
@@ -107,14 +115,33 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
     } else if (task.kind == TaskKind::kCompute) {
       busy[task.rank].push_back({r.start_s, r.end_s});
     } else if (IsCommunication(task.kind)) {
-      comm[task.rank].push_back({r.start_s, r.end_s});
+      const Interval active{std::max(r.start_s, r.peers_joined_s), r.end_s};
+      comm[task.rank].push_back(active);
+      std::vector<std::vector<Interval>>& of =
+          comm_of[task.category.empty() ? "other" : task.category];
+      if (of.empty()) of.resize(n);
+      of[task.rank].push_back(active);
     }
   }
-  double exposed = 0;
+  double exposed = 0, idle = 0;
+  std::map<std::string, double> exposed_of;
+  const std::vector<Interval> whole{{window_start, window_end}};
   for (int rank = 0; rank < n; ++rank) {
-    exposed += ExclusiveLength(Union(comm[rank]), Union(busy[rank]), window_start, window_end);
+    const std::vector<Interval> computing = Union(busy[rank]);
+    exposed += ExclusiveLength(Union(comm[rank]), computing, window_start, window_end);
+    for (auto& [category, per_rank] : comm_of) {
+      exposed_of[category] +=
+          ExclusiveLength(Union(per_rank[rank]), computing, window_start, window_end);
+    }
+    std::vector<Interval> working = busy[rank];
+    working.insert(working.end(), comm[rank].begin(), comm[rank].end());
+    idle += ExclusiveLength(whole, Union(working), window_start, window_end);
   }
   m.exposed_comm_fraction = n > 0 ? exposed / n / window : 0;
+  m.idle_fraction = n > 0 ? idle / n / window : 0;
+  for (const auto& [category, length] : exposed_of) {
+    m.exposed_comm_by_category[category] = n > 0 ? length / n / window : 0;
+  }
 
   m.peak_memory_bytes.assign(n, 0);
   m.peak_memory_breakdown.assign(n, {});

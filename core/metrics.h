@@ -27,9 +27,20 @@ struct Metrics {
   double model_flops_per_iteration = 0;  // forward + backward FLOPs, no recomputation
   double tflops_per_gpu = 0;             // model TFLOP/s per GPU
   double mfu = 0;                        // model FLOP/s over the cluster's summed peak
+  // Hardware FLOPs utilisation: as mfu, counting the FLOPs the GPUs ran, recomputation
+  // included (Chowdhery et al. 2022, "PaLM", Appendix B; Korthikanti et al. 2022, §5).
+  double hfu = 0;
   // Mean over ranks of the fraction of the measured window in which the rank communicated
-  // (collectives, sends, receives, copies) and computed nothing.
+  // (collectives, sends, receives, copies: from the moment every peer had joined to the end;
+  // waiting for peers is not communicating) and computed nothing.
   double exposed_comm_fraction = 0;
+  // The same, per communication category (Task::category: "tp", "pp", "dp", ...; "other" when
+  // a task has none). Exposed time of two categories at once counts in both.
+  std::map<std::string, double> exposed_comm_by_category;
+  // Mean over ranks of the fraction of the measured window in which the rank neither computed
+  // nor communicated: waiting for work or for its peers. In a pipeline this is the bubble
+  // (Narayanan et al. 2021, SC, §2.2.1), plus any wait for a slower stage.
+  double idle_fraction = 0;
   std::vector<double> peak_memory_bytes;  // per rank, from the trace's memory events
   // Per rank: what was allocated at the moment of that peak, by memory category (the memory
   // tasks' Task::category: "weights", "activations", ...; "other" when a task has none).

@@ -70,6 +70,47 @@ TEST(Metrics, WholeRunWhenNoWarmup) {
   EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, 150);
 }
 
+TEST(Metrics, HardwareFlopsIdleTimeAndExposedCommunicationByCategory) {
+  // One rank, one iteration of 5 s: forward [0,1) 100 FLOPs, recompute [1,1.5) 50 FLOPs, a
+  // "tp" transfer posted at 1.5 whose peer joins at 2 and which ends at 2.5, nothing in
+  // [2.5,3), backward [3,4) 200 FLOPs overlapping a "dp" transfer [3,4.5), a transfer without a
+  // category [4.5,5).
+  TaskGraph g(1);
+  ExecutionTrace t;
+  t.num_ranks = 1;
+  const int s = g.Stream("c");
+  auto add = [&](TaskKind k, Phase phase, const char* category, double flops, double start,
+                 double joined, double end) {
+    Task x;
+    x.kind = k;
+    x.stream = s;
+    x.phase = phase;
+    x.category = category;
+    x.flops = flops;
+    x.peer = 0;
+    const TaskId id = g.Add(x);
+    t.records.push_back(TraceRecord{id, 0, s, start, end, joined});
+  };
+  add(TaskKind::kCompute, Phase::kForward, "", 100, 0, 0, 1);
+  add(TaskKind::kCompute, Phase::kRecompute, "", 50, 1, 1, 1.5);
+  add(TaskKind::kCopy, Phase::kCommunication, "tp", 0, 1.5, 2, 2.5);
+  add(TaskKind::kCompute, Phase::kBackward, "", 200, 3, 3, 4);
+  add(TaskKind::kCopy, Phase::kCommunication, "dp", 0, 3, 3, 4.5);
+  add(TaskKind::kCopy, Phase::kCommunication, "", 0, 4.5, 4.5, 5);
+  MetricsInput in;
+  in.samples_per_iteration = 1;
+  in.peak_flops_per_rank = {100};
+  const Metrics m = ComputeMetrics(g, t, in);
+  EXPECT_DOUBLE_EQ(m.iteration_time_s, 5);
+  EXPECT_DOUBLE_EQ(m.mfu, 300.0 / 5 / 100);
+  EXPECT_DOUBLE_EQ(m.hfu, 350.0 / 5 / 100);
+  // Communicating alone: [2,2.5), [4,4.5), [4.5,5); waiting for the peer in [1.5,2) is idle.
+  EXPECT_DOUBLE_EQ(m.exposed_comm_fraction, 1.5 / 5);
+  EXPECT_EQ(m.exposed_comm_by_category,
+            (std::map<std::string, double>{{"dp", 0.1}, {"other", 0.1}, {"tp", 0.1}}));
+  EXPECT_DOUBLE_EQ(m.idle_fraction, 1.0 / 5);  // [1.5,2) and [2.5,3)
+}
+
 TEST(Metrics, PeakMemoryIsExplainedByCategory) {
   // weights +10 at t=0, activations +20 at 1 and -20 at 2, comm buffers +5 at 3: the peak (30)
   // is at t=1, made of weights and activations; the later buffers are not part of it.

@@ -89,6 +89,11 @@ std::string OptionReader::Choice(const std::string& key, const std::string& fall
   throw Fail(key, "must be one of: " + list);
 }
 
+std::string OptionReader::Text(const std::string& key, const std::string& fallback) {
+  const OptionValue* v = Find(key);
+  return v == nullptr ? fallback : v->text;
+}
+
 void OptionReader::Finish() const {
   // std::map iterates in key order, so the first unknown option reported is deterministic.
   for (const auto& [key, value] : spec_.options) {

@@ -136,6 +136,8 @@ class OptionReader {
   double Bytes(const std::string& key, double fallback);  // "25MiB"; must be > 0
   std::string Choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& allowed);
+  // Free text, checked by the caller (raising Fail(key, rule) when it breaks a rule).
+  std::string Text(const std::string& key, const std::string& fallback);
   void Finish() const;
 
   // A ConfigError located at option `key` (or at the strategy when absent).

@@ -3,10 +3,12 @@
 #define STRATASIM_REPORT_RESULTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/metrics.h"
+#include "report/moe_summary.h"
 
 namespace stratasim {
 
@@ -20,6 +22,11 @@ struct StrategyResult {
   std::string error;
   Metrics metrics;
   std::vector<std::string> notes;  // plan facts worth showing (micro-batches, buckets...)
+  // Pipelined plans: the largest peak memory of the ranks of each stage; empty otherwise.
+  std::vector<double> peak_memory_per_stage_bytes;
+  // MoE strategies only: their iteration-time distribution, load balance and placement
+  // figures (docs/moe.md).
+  std::optional<MoeSummary> moe;
 };
 
 struct RunResults {

@@ -36,10 +36,15 @@ Json StrategyToJson(const StrategyResult& s) {
   j["model_flops_per_iteration"] = figure(m.model_flops_per_iteration);
   j["tflops_per_gpu"] = figure(m.tflops_per_gpu);
   j["mfu"] = figure(m.mfu);
+  j["hfu"] = figure(m.hfu);
   j["exposed_comm_fraction"] = figure(m.exposed_comm_fraction);
+  j["exposed_comm_by_category"] = s.ok ? Json(m.exposed_comm_by_category) : Json::object();
+  j["idle_fraction"] = figure(m.idle_fraction);
   j["peak_memory_bytes"] = s.ok ? Json(m.peak_memory_bytes) : Json::array();
   j["max_peak_memory_bytes"] = figure(MaxPeakMemoryBytes(m));
   j["oom_ranks"] = s.ok ? Json(m.oom_ranks) : Json::array();
+  j["peak_memory_per_stage_bytes"] = s.ok ? Json(s.peak_memory_per_stage_bytes) : Json::array();
+  if (s.ok && s.moe) j["moe"] = Json::parse(MoeSummaryJson(*s.moe));
   j["notes"] = s.notes;
   return j;
 }
@@ -97,7 +102,7 @@ std::string ResultsToJson(const RunResults& r) {
 std::string ResultsToCsv(const RunResults& r) {
   std::string out =
       "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,mfu,"
-      "exposed_comm_fraction,max_peak_memory_bytes,error\n";
+      "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,error\n";
   for (const StrategyResult& s : r.strategies) {
     const Metrics& m = s.metrics;
     auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
@@ -105,7 +110,8 @@ std::string ResultsToCsv(const RunResults& r) {
     out += CsvField(s.name) + "," + CsvField(s.kind) + "," + (s.ok ? "true" : "false") + "," +
            std::to_string(s.num_gpus) + "," + figure(m.iteration_time_s) + "," +
            figure(m.samples_per_s) + "," + figure(m.tokens_per_s) + "," + figure(m.tflops_per_gpu) +
-           "," + figure(m.mfu) + "," + figure(m.exposed_comm_fraction) + "," + max_peak + "," +
+           "," + figure(m.mfu) + "," + figure(m.hfu) + "," + figure(m.exposed_comm_fraction) + "," +
+           figure(m.idle_fraction) + "," + max_peak + "," +
            (s.ok ? std::string() : CsvField(s.error)) + "\n";
   }
   return out;

@@ -24,15 +24,12 @@ struct Column {
 // The figures columns follow `strategy` and `kind`; a failed row replaces all of them with
 // its error, so that the reader sees why instead of zeros that look like results.
 constexpr Column kColumns[] = {
-    {"strategy", Align::kLeft},
-    {"kind", Align::kLeft},
-    {"iter (ms)", Align::kRight},
-    {"samples/s", Align::kRight},
-    {"tokens/s", Align::kRight},
-    {"TFLOP/s/GPU", Align::kRight},
-    {"MFU %", Align::kRight},
-    {"exposed comm %", Align::kRight},
-    {"peak mem/GPU (GiB)", Align::kRight},
+    {"strategy", Align::kLeft},        {"kind", Align::kLeft},
+    {"iter (ms)", Align::kRight},      {"samples/s", Align::kRight},
+    {"tokens/s", Align::kRight},       {"TFLOP/s/GPU", Align::kRight},
+    {"MFU %", Align::kRight},          {"HFU %", Align::kRight},
+    {"exposed comm %", Align::kRight}, {"exposed by kind %", Align::kLeft},
+    {"idle %", Align::kRight},         {"peak mem/GPU (GiB)", Align::kRight},
     {"vs best", Align::kRight},
 };
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
@@ -84,6 +81,17 @@ std::string FigureOrDash(double value, const char* fmt) {
   return Format(fmt, value);
 }
 
+// "tp 5.1 dp 0.3": exposed communication per category, in category order, leaving out those
+// under 0.05% of the iteration; "-" when none is left.
+std::string ExposedByKind(const Metrics& m) {
+  std::string out;
+  for (const auto& [category, fraction] : m.exposed_comm_by_category) {
+    if (fraction * 100 < 0.05) continue;
+    out += (out.empty() ? "" : " ") + category + Format(" %.1f", fraction * 100);
+  }
+  return out.empty() ? "-" : out;
+}
+
 std::vector<std::string> FormatRow(const StrategyResult& s, double best_time_s) {
   std::vector<std::string> row = {s.name, s.kind};
   if (!s.ok) {
@@ -96,8 +104,11 @@ std::vector<std::string> FormatRow(const StrategyResult& s, double best_time_s) 
   row.push_back(FigureOrDash(m.tokens_per_s, "%.0f"));
   row.push_back(FigureOrDash(m.tflops_per_gpu, "%.1f"));
   row.push_back(FigureOrDash(m.mfu * 100, "%.1f"));
+  row.push_back(FigureOrDash(m.hfu * 100, "%.1f"));
   // Zero exposed communication is a real result (all of it overlapped), not a missing one.
   row.push_back(Format("%.1f", m.exposed_comm_fraction * 100));
+  row.push_back(ExposedByKind(m));
+  row.push_back(Format("%.1f", m.idle_fraction * 100));
   std::string memory =
       m.peak_memory_bytes.empty() ? "-" : Format("%.2f", MaxPeakMemoryBytes(m) / kGiB);
   if (!m.oom_ranks.empty()) memory += " OOM";
@@ -205,6 +216,13 @@ std::string FormatComparisonTable(const RunResults& r) {
   for (const StrategyResult& s : r.strategies) {
     std::vector<std::string> notes;
     if (s.ok && !s.metrics.oom_ranks.empty()) notes.push_back(OomNote(s.metrics));
+    if (s.ok && !s.peak_memory_per_stage_bytes.empty()) {
+      std::string per_stage = "peak memory per stage (GiB):";
+      for (size_t k = 0; k < s.peak_memory_per_stage_bytes.size(); ++k) {
+        per_stage += Format("%s %.2f", k ? "," : "", s.peak_memory_per_stage_bytes[k] / kGiB);
+      }
+      notes.push_back(per_stage);
+    }
     notes.insert(notes.end(), s.notes.begin(), s.notes.end());
     for (const std::string& note : notes) {
       if (!any_notes) out += "\n";

@@ -23,7 +23,10 @@ StrategyResult Ok(const std::string& name, const std::string& kind, double itera
   s.metrics.model_flops_per_iteration = 1e14;
   s.metrics.tflops_per_gpu = 1e14 / iteration_time_s / 2 / 1e12;
   s.metrics.mfu = s.metrics.tflops_per_gpu / 312;
+  s.metrics.hfu = s.metrics.mfu * 4 / 3;
   s.metrics.exposed_comm_fraction = 0.125;
+  s.metrics.exposed_comm_by_category = {{"dp", 0.1}, {"tp", 0.025}, {"pp", 0.0001}};
+  s.metrics.idle_fraction = 0.05;
   s.metrics.peak_memory_bytes = {peak_gib * kGiB, peak_gib * kGiB / 2};
   return s;
 }
@@ -39,6 +42,7 @@ RunResults Example() {
   r.strategies.push_back(oom);
   StrategyResult tp = Ok("megatron-tp2", "tensor", 0.45, 20);
   tp.notes = {"2-way tensor parallel", "sequence parallel off"};
+  tp.peak_memory_per_stage_bytes = {20 * kGiB, 12.5 * kGiB};
   r.strategies.push_back(tp);
   StrategyResult bad;
   bad.name = "gpipe";
@@ -69,19 +73,20 @@ TEST(TableTest, GoldenOutput) {
   const char* expected =
       "scenario: gpt-small | GPUs: 1 x 2 A100-SXM4-80GB | model: GPT 1.3B, seq 2048\n"
       "\n"
-      "strategy          kind      iter (ms)  samples/s  tokens/s  TFLOP/s/GPU  MFU %  "
-      "exposed comm %  peak mem/GPU (GiB)  vs best\n"
-      "----------------  --------  ---------  ---------  --------  -----------  -----  "
-      "--------------  ------------------  -------\n"
-      "ddp               data         500.00      128.0    262144        100.0   32.1  "
-      "          12.5               30.00    1.11x\n"
-      "zero-offload-off  sharded      400.00      160.0    327680        125.0   40.1  "
-      "          12.5           90.00 OOM    0.89x\n"
-      "megatron-tp2      tensor       450.00      142.2    291271        111.1   35.6  "
-      "          12.5               20.00    1.00x\n"
+      "strategy          kind      iter (ms)  samples/s  tokens/s  TFLOP/s/GPU  MFU %  HFU %  "
+      "exposed comm %  exposed by kind %  idle %  peak mem/GPU (GiB)  vs best\n"
+      "----------------  --------  ---------  ---------  --------  -----------  -----  -----  "
+      "--------------  -----------------  ------  ------------------  -------\n"
+      "ddp               data         500.00      128.0    262144        100.0   32.1   42.7  "
+      "          12.5  dp 10.0 tp 2.5        5.0               30.00    1.11x\n"
+      "zero-offload-off  sharded      400.00      160.0    327680        125.0   40.1   53.4  "
+      "          12.5  dp 10.0 tp 2.5        5.0           90.00 OOM    0.89x\n"
+      "megatron-tp2      tensor       450.00      142.2    291271        111.1   35.6   47.5  "
+      "          12.5  dp 10.0 tp 2.5        5.0               20.00    1.00x\n"
       "gpipe             pipeline  FAILED: 4 stages need 4 GPUs, the cluster has 2\n"
       "\n"
       "  zero-offload-off: OOM on rank 0: peak 90.0 GiB\n"
+      "  megatron-tp2: peak memory per stage (GiB): 20.00, 12.50\n"
       "  megatron-tp2: 2-way tensor parallel\n"
       "  megatron-tp2: sequence parallel off\n";
   EXPECT_EQ(FormatComparisonTable(Example()), expected);
@@ -90,8 +95,8 @@ TEST(TableTest, GoldenOutput) {
 TEST(TableTest, HasEveryColumn) {
   std::string table = FormatComparisonTable(Example());
   for (const char* column :
-       {"strategy", "kind", "iter (ms)", "samples/s", "tokens/s", "TFLOP/s/GPU", "MFU %",
-        "exposed comm %", "peak mem/GPU (GiB)", "vs best"}) {
+       {"strategy", "kind", "iter (ms)", "samples/s", "tokens/s", "TFLOP/s/GPU", "MFU %", "HFU %",
+        "exposed comm %", "exposed by kind %", "idle %", "peak mem/GPU (GiB)", "vs best"}) {
     EXPECT_NE(table.find(column), std::string::npos) << column;
   }
 }
@@ -108,6 +113,8 @@ TEST(TableTest, RowsAlignWithHeader) {
     ASSERT_EQ(row.size(), header.size()) << row;
     for (size_t end = rule.find("- "); end != std::string::npos; end = rule.find("- ", end + 1)) {
       if (end < header.find("iter")) continue;  // strategy and kind are left-aligned
+      const size_t by_kind = header.find("exposed by kind");
+      if (end >= by_kind && end < header.find("idle")) continue;  // left-aligned too
       EXPECT_NE(row[end], ' ') << "column ending at " << end << " in: " << row;
     }
   }

@@ -1,6 +1,7 @@
 #include "strategies/plan.h"
 
 #include "strategies/data/ddp.h"
+#include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
@@ -21,6 +22,11 @@ constexpr Entry kPlanners[] = {
     {"zero3", PlanZero},
     {"tensor", PlanTensorParallel},
     {"pipeline", PlanPipeline},
+    {"3d", PlanPipeline},
+    {"deepspeed-moe", PlanDeepSpeedMoe},
+    {"fastermoe", PlanFasterMoe},
+    {"prophet", PlanProphet},
+    {"pro-prophet", PlanProProphet},
 };
 
 }  // namespace

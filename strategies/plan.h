@@ -2,6 +2,7 @@
 #ifndef STRATASIM_STRATEGIES_PLAN_H_
 #define STRATASIM_STRATEGIES_PLAN_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,18 @@
 namespace stratasim {
 
 struct Plan {
-  TaskGraph graph;
+  // Planners fill the fields one by one (Plan plan; plan.graph = TaskGraph(n); ...), so that a
+  // new field does not break every planner's initializer.
+  TaskGraph graph{0};
   double samples_per_iteration = 0;
   double tokens_per_sample = 0;
   std::vector<std::string> notes;  // what the plan decided, for the report
+  // Pipeline stage of each rank, for the report's peak memory per stage; empty when the plan
+  // is not pipelined.
+  std::vector<int> rank_stage;
+  // Figures the planner decided that the trace cannot show, by name (MoE: "moe.load_std_before"
+  // and the others docs/moe.md lists), for the report.
+  std::map<std::string, double> figures;
 };
 
 // Plans strategy `spec` of scenario `s`: warm-up + measured iterations of the training step.

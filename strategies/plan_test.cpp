@@ -18,8 +18,11 @@ TEST(PlanStrategy, UnknownKindNamesTheKnownOnes) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "strategies[1].kind");
     EXPECT_EQ(e.value(), "zero4");
-    EXPECT_EQ(e.rule(),
-              "unknown strategy kind (known: ddp, zero1, zero2, zero3, tensor, pipeline)");
+    EXPECT_EQ(
+        e.rule().rfind(
+            "unknown strategy kind (known: ddp, zero1, zero2, zero3, tensor, pipeline, 3d", 0),
+        0u)
+        << e.rule();
     EXPECT_EQ(e.where().line, 12);
   }
 }

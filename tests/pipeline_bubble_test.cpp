@@ -94,6 +94,24 @@ TEST(PipelineBubble, GpipeAndOneFOneBMatchTheClosedForm) {
   }
 }
 
+// The report's idle time (core/metrics.h: neither computing nor communicating) is the bubble:
+// with equal stages, (p - 1) / (m + p - 1) of the forward/backward span, per rank.
+TEST(PipelineBubble, ReportedIdleTimeIsTheBubble) {
+  const int p = 4;
+  for (int m : {4, 8}) {
+    const PipelineRun run = Simulate(m, {{"schedule", "1f1b"}});
+    double begin = 1e300, end = 0;
+    for (const Task& t : run.graph.tasks()) {
+      if (t.kind != TaskKind::kCompute || t.phase == Phase::kOptimizer) continue;
+      begin = std::min(begin, run.trace.records.at(t.id).start_s);
+      end = std::max(end, run.trace.records.at(t.id).end_s);
+    }
+    const double span = end - begin;
+    const double idle_s = run.metrics.idle_fraction * run.metrics.iteration_time_s;
+    EXPECT_NEAR(idle_s, (p - 1.0) / (m + p - 1) * span, 0.02 * span) << "m=" << m;
+  }
+}
+
 TEST(PipelineBubble, InterleavedDividesTheBubbleByV) {
   const int p = 4, v = 2, m = 8;
   const PipelineRun run = Simulate(m, {{"schedule", "interleaved"}, {"virtual_stages", "2"}});
@@ -131,10 +149,11 @@ TEST(PipelineBubble, PipeDream2BWSkipsTheRefill) {
   EXPECT_GT(two_bw.metrics.peak_memory_bytes[0], flush.metrics.peak_memory_bytes[0]);
 }
 
-// Two replicas of a two-stage pipeline (ranks r * 2 + s): each stage's gradients are
-// all-reduced between ranks s and s + 2 after the flush, and the plan simulates.
+// Two replicas of a two-stage pipeline (ranks r * 2 + s): without overlap, each stage's
+// gradients are all-reduced between ranks s and s + 2 after the flush, and the plan simulates.
 TEST(PipelineBubble, DataParallelReplicasAllReducePerStage) {
-  const PipelineRun run = Simulate(8, {{"stages", "2"}, {"schedule", "1f1b"}});
+  const PipelineRun run =
+      Simulate(8, {{"stages", "2"}, {"schedule", "1f1b"}, {"dp_overlap", "false"}});
   ASSERT_EQ(run.graph.collectives().size(), 2u);
   EXPECT_GT(run.metrics.iteration_time_s, 0);
   for (const Collective& c : run.graph.collectives()) {

@@ -49,7 +49,10 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   double grad_total = 0;
   for (const GradientBucket& b : buckets) grad_total += b.params * grad_bytes;
 
-  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
+  Plan plan;
+  plan.graph = TaskGraph(gpus);
+  plan.samples_per_iteration = static_cast<double>(tr.global_batch);
+  plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
   const int compute = g.Stream("compute");
   const int comm = g.Stream("comm");

@@ -1,12 +1,18 @@
+// The pipeline planner: stages of tensor-parallel groups, replicated for data parallelism (3D),
+// lowered to a TaskGraph following a schedule of pipeline_schedule.cpp.
 #include "strategies/pipeline/pipeline.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/units.h"
 #include "models/memory.h"
+#include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
+#include "strategies/parallel_layout.h"
+#include "strategies/tensor/megatron.h"
+#include "strategies/tensor/tp_layer.h"
 
 namespace stratasim {
 namespace {
@@ -18,213 +24,163 @@ struct Item {
   int micro_batch = 0;  // index within the emitted sequence (spans batches for 2BW)
   int chunk = 0;
   int iteration = 0;
+  bool last_backward = false;  // the batch's last backward of this chunk: its gradients are final
 };
 
-std::vector<PipelineOp> OneFOneB(int stages, int stage, int micro_batches) {
-  std::vector<PipelineOp> ops;
-  const int warmup = std::min(stages - stage - 1, micro_batches);
-  for (int i = 0; i < warmup; ++i) ops.push_back({true, i, 0});
-  for (int i = 0; i < micro_batches - warmup; ++i) {
-    ops.push_back({true, warmup + i, 0});
-    ops.push_back({false, i, 0});
-  }
-  for (int i = micro_batches - warmup; i < micro_batches; ++i) ops.push_back({false, i, 0});
-  return ops;
+struct Options {
+  int p = 0, t = 1, d = 1, v = 1, m = 0;
+  std::string schedule, partition, order;
+  bool sp = false, scatter_gather = true, dp_overlap = true;
+  double bucket_cap = 0;
+  std::vector<Recompute> recompute;  // per stage; empty: the model's choice
+};
+
+std::string Str(int n) { return std::to_string(n); }
+
+Recompute ParseRecompute(const std::string& word, OptionReader& opt) {
+  if (word == "none") return Recompute::kNone;
+  if (word == "selective") return Recompute::kSelective;
+  if (word == "full") return Recompute::kFull;
+  throw opt.Fail("recompute", "\"" + word +
+                                  "\" is not none, selective or full (give one for all stages, "
+                                  "or one per stage separated by commas)");
 }
 
-// Megatron-LM, schedules.py, forward_backward_pipelining_with_interleaving: the k-th forward
-// (backward) of a stage runs model chunk (k mod p v) / p (reversed for backward) on micro-batch
-// (k / p v) p + k mod p; the warm-up runs (p - s - 1) 2 + (v - 1) p forwards (all of them when
-// m == p).
-PipelineOp InterleavedOp(int k, bool forward, int stages, int virtual_stages) {
-  const int in_group = k % (stages * virtual_stages);
-  int chunk = in_group / stages;
-  if (!forward) chunk = virtual_stages - 1 - chunk;
-  return {forward, (k / (stages * virtual_stages)) * stages + k % stages, chunk};
-}
-
-std::vector<PipelineOp> Interleaved(int stages, int stage, int micro_batches, int v) {
-  const int total = micro_batches * v;
-  int warmup = micro_batches == stages ? total : (stages - stage - 1) * 2 + (v - 1) * stages;
-  warmup = std::min(warmup, total);
-  std::vector<PipelineOp> ops;
-  for (int k = 0; k < warmup; ++k) ops.push_back(InterleavedOp(k, true, stages, v));
-  for (int k = 0; k < total - warmup; ++k) {
-    ops.push_back(InterleavedOp(warmup + k, true, stages, v));
-    ops.push_back(InterleavedOp(k, false, stages, v));
-  }
-  for (int k = total - warmup; k < total; ++k) ops.push_back(InterleavedOp(k, false, stages, v));
-  return ops;
-}
-
-std::vector<int> ParseCounts(const std::string& text, OptionReader& opt) {
-  std::vector<int> counts;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(at, comma - at);
-    size_t used = 0;
-    int n = -1;
-    try {
-      n = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    // Allow spaces around the numbers.
-    while (used < item.size() && item[used] == ' ') ++used;
-    if (used != item.size() || n < 1) {
-      throw opt.Fail("partition",
-                     "must be \"even\" or comma-separated layer counts >= 1, like \"6,6,6,6\"");
-    }
-    counts.push_back(n);
-    at = comma + 1;
-  }
-  return counts;
-}
-
-// Stage boundaries from explicit counts over the repeated blocks (see pipeline.h).
-std::vector<int> CountedPartition(const Workload& w, const std::vector<int>& counts, int parts,
-                                  OptionReader& opt) {
-  const int layers = static_cast<int>(w.layers.size());
-  int first = -1, last = -1;
-  for (int i = 0; i < layers; ++i) {
-    if (!w.layers[i].recomputable) continue;
-    if (first < 0) first = i;
-    last = i;
-  }
-  bool contiguous = first >= 0;
-  for (int i = first; contiguous && i <= last; ++i) contiguous = w.layers[i].recomputable;
-  if (!contiguous) first = 0, last = layers - 1;
-  const int blocks = last - first + 1;
-  if (static_cast<int>(counts.size()) != parts) {
-    throw opt.Fail("partition", "gives " + std::to_string(counts.size()) +
-                                    " layer counts but the pipeline has " + std::to_string(parts) +
-                                    " stages (chunks)");
-  }
-  int sum = 0;
-  for (int c : counts) sum += c;
-  if (sum != blocks) {
-    throw opt.Fail("partition", "layer counts sum to " + std::to_string(sum) +
-                                    " but the model has " + std::to_string(blocks) + " layers");
-  }
-  std::vector<int> bounds{0};
-  int at = first;
-  for (int i = 0; i + 1 < parts; ++i) bounds.push_back(at += counts[i]);
-  bounds.push_back(layers);
-  return bounds;
-}
-
-}  // namespace
-
-std::vector<PipelineOp> PipelineSchedule(const std::string& schedule, int stages, int stage,
-                                         int micro_batches, int virtual_stages) {
-  if (schedule == "gpipe") {
-    // GPipe (Huang et al. 2019, Fig. 2c): all forwards, then backwards last micro-batch first.
-    std::vector<PipelineOp> ops;
-    for (int i = 0; i < micro_batches; ++i) ops.push_back({true, i, 0});
-    for (int i = micro_batches - 1; i >= 0; --i) ops.push_back({false, i, 0});
-    return ops;
-  }
-  if (schedule == "interleaved") return Interleaved(stages, stage, micro_batches, virtual_stages);
-  return OneFOneB(stages, stage, micro_batches);  // 1f1b, pipedream_2bw
-}
-
-std::vector<int> EvenPartition(const Workload& w, int parts) {
-  const int n = static_cast<int>(w.layers.size());
-  if (parts > n) {
-    throw Error("cannot split " + std::to_string(n) + " layers into " + std::to_string(parts) +
-                " pipeline stages (chunks)");
-  }
-  std::vector<double> prefix(n + 1, 0);
-  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + w.layers[i].ForwardFlops();
-  const double inf = std::numeric_limits<double>::infinity();
-  // best[k][j]: the smallest largest part when layers [0, j) form k parts; cut[k][j] the start
-  // of the k-th part. Ties prefer later cuts, which keeps the embedding with the first blocks.
-  std::vector<std::vector<double>> best(parts + 1, std::vector<double>(n + 1, inf));
-  std::vector<std::vector<int>> cut(parts + 1, std::vector<int>(n + 1, 0));
-  best[0][0] = 0;
-  for (int k = 1; k <= parts; ++k) {
-    for (int j = k; j <= n; ++j) {
-      for (int i = k - 1; i < j; ++i) {
-        const double v = std::max(best[k - 1][i], prefix[j] - prefix[i]);
-        if (v <= best[k][j] * (1 + 1e-12)) best[k][j] = v, cut[k][j] = i;
-      }
-    }
-  }
-  std::vector<int> bounds(parts + 1, n);
-  for (int k = parts; k >= 1; --k) bounds[k - 1] = cut[k][bounds[k]];
-  return bounds;
-}
-
-std::string ScheduleString(const std::vector<PipelineOp>& ops) {
-  std::string out;
-  for (const PipelineOp& op : ops) {
-    if (!out.empty()) out += ' ';
-    out += (op.forward ? "F" : "B") + std::to_string(op.micro_batch);
-    if (op.chunk > 0) out += "c" + std::to_string(op.chunk);
-  }
-  return out;
-}
-
-Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& opt) {
+  const bool three_d = spec.kind == "3d";
   const TrainingSpec& tr = s.training;
   const int gpus = s.cluster.NumGpus();
-  const int p = opt.Int("stages", 0, 2, 1 << 20);
-  if (p < 2) throw opt.Fail("stages", "is required: the number of pipeline stages (>= 2)");
-  if (gpus % p != 0) {
-    throw opt.Fail("stages", "stages (" + std::to_string(p) + ") must divide the GPU count (" +
-                                 std::to_string(gpus) + ")");
+  Options o;
+  o.p = opt.Int("stages", 0, three_d ? 1 : 2, 1 << 20);
+  if (o.p == 0) {
+    throw opt.Fail("stages", three_d ? "is required: the number of pipeline stages (>= 1)"
+                                     : "is required: the number of pipeline stages (>= 2)");
   }
-  const int d = gpus / p;
-  const std::string schedule =
-      opt.Choice("schedule", "gpipe", {"gpipe", "1f1b", "interleaved", "pipedream_2bw"});
-  int v = 1;
-  if (schedule == "interleaved") {
-    v = opt.Int("virtual_stages", 2, 2, 1 << 20);
+  o.t = opt.Int("tensor", 0, 1, 1 << 20);
+  o.d = opt.Int("data", 0, 1, 1 << 20);
+  if (three_d && o.t == 0) throw opt.Fail("tensor", "is required: the tensor-parallel degree");
+  if (three_d && o.d == 0) throw opt.Fail("data", "is required: the data-parallel degree");
+  if (o.t == 0) o.t = 1;
+  const std::string tp = "tensor (" + Str(o.t) + ") x stages (" + Str(o.p) + ")";
+  if (o.d > 0) {
+    if (static_cast<long>(o.t) * o.p * o.d != gpus) {
+      throw opt.Fail("data", tp + " x data (" + Str(o.d) +
+                                 ") = " + std::to_string(static_cast<long>(o.t) * o.p * o.d) +
+                                 " must equal the GPU count (" + Str(gpus) + ")");
+    }
+  } else if (gpus % (o.t * o.p) != 0) {
+    if (o.t == 1) {
+      throw opt.Fail("stages",
+                     "stages (" + Str(o.p) + ") must divide the GPU count (" + Str(gpus) + ")");
+    }
+    throw opt.Fail("tensor",
+                   tp + " = " + Str(o.t * o.p) + " must divide the GPU count (" + Str(gpus) + ")");
+  } else {
+    o.d = gpus / (o.t * o.p);
+  }
+  if (o.t > 1) CheckTensorDegree(s.model, o.t, opt, "tensor");
+  o.sp = opt.Bool("sequence_parallel", false);
+  if (o.sp && o.t == 1) throw opt.Fail("sequence_parallel", "only applies with tensor > 1");
+  o.scatter_gather = opt.Bool("scatter_gather", true);
+  o.order = opt.Choice("rank_order", "tpd", ParallelLayout::Orders());
+  o.dp_overlap = opt.Bool("dp_overlap", true);
+  o.bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
+
+  o.schedule = opt.Choice("schedule", three_d ? "1f1b" : "gpipe",
+                          {"gpipe", "1f1b", "interleaved", "pipedream_2bw"});
+  if (o.schedule == "interleaved") {
+    o.v = opt.Int("virtual_stages", 2, 2, 1 << 20);
   } else if (spec.options.count("virtual_stages") > 0) {
     throw opt.Fail("virtual_stages", "only applies to schedule interleaved");
   }
-  int m = opt.Int("micro_batches", 0, 1, 1 << 24);
-  if (m == 0) {
-    const long per = static_cast<long>(tr.micro_batch) * d;
+  o.m = opt.Int("micro_batches", 0, 1, 1 << 24);
+  if (o.m == 0) {
+    const long per = static_cast<long>(tr.micro_batch) * o.d;
     if (tr.global_batch % per != 0) {
       throw opt.Fail("micro_batches",
                      "default micro_batches = global_batch / (micro_batch x data-parallel "
                      "degree) = " +
-                         std::to_string(tr.global_batch) + " / (" + std::to_string(tr.micro_batch) +
-                         " x " + std::to_string(d) + ") is not an integer");
+                         std::to_string(tr.global_batch) + " / (" + Str(tr.micro_batch) + " x " +
+                         Str(o.d) + ") is not an integer");
     }
-    m = static_cast<int>(tr.global_batch / per);
+    o.m = static_cast<int>(tr.global_batch / per);
   }
-  if (schedule == "interleaved" && m % p != 0) {
-    throw opt.Fail("micro_batches", "interleaved needs micro_batches (" + std::to_string(m) +
-                                        ") to be a multiple of stages (" + std::to_string(p) +
+  if (o.schedule == "interleaved" && o.m % o.p != 0) {
+    throw opt.Fail("micro_batches", "interleaved needs micro_batches (" + Str(o.m) +
+                                        ") to be a multiple of stages (" + Str(o.p) +
                                         "), as Megatron-LM does");
   }
-  std::string partition = "even";
-  if (auto it = spec.options.find("partition"); it != spec.options.end()) {
-    partition = it->second.text;
+  o.partition = opt.Text("partition", "even");
+  const std::string rc = opt.Text("recompute", "");
+  if (!rc.empty()) {
+    size_t at = 0;
+    while (at <= rc.size()) {
+      size_t comma = rc.find(',', at);
+      if (comma == std::string::npos) comma = rc.size();
+      std::string word = rc.substr(at, comma - at);
+      while (!word.empty() && word.front() == ' ') word.erase(word.begin());
+      while (!word.empty() && word.back() == ' ') word.pop_back();
+      o.recompute.push_back(ParseRecompute(word, opt));
+      at = comma + 1;
+    }
+    if (o.recompute.size() == 1) o.recompute.assign(o.p, o.recompute.front());
+    if (static_cast<int>(o.recompute.size()) != o.p) {
+      throw opt.Fail("recompute", "gives " + Str(static_cast<int>(o.recompute.size())) +
+                                      " choices but the pipeline has " + Str(o.p) + " stages");
+    }
   }
-  opt.Choice("partition", "even", {partition});  // any text; checked below
-  opt.Finish();
+  return o;
+}
 
-  const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
+// The workload one GPU of a stage runs: the model split t ways (tensor parallelism) with the
+// recomputation `mode` applied (the model's own choice when `use_model` is set).
+Workload StageWorkload(const Scenario& s, const Options& o, bool use_model, Recompute mode) {
+  const TrainingSpec& tr = s.training;
+  ModelSpec model = s.model;
+  if (!use_model) {
+    model.recompute = mode;
+    model.recompute_layers = 0;
+  }
+  if (o.t == 1) return BuildWorkload(model, tr.micro_batch, tr.precision, tr.seed);
+  ModelSpec plain = s.model;
+  plain.recompute = Recompute::kNone;
+  return TensorParallelShard(BuildWorkload(plain, tr.micro_batch, tr.precision, tr.seed), o.t, o.sp,
+                             model);
+}
+
+}  // namespace
+
+Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const Options o = ReadOptions(s, spec, opt);
+  opt.Finish();
+  const TrainingSpec& tr = s.training;
+  const int gpus = s.cluster.NumGpus();
+  const int p = o.p, t = o.t, d = o.d, v = o.v, m = o.m;
+  const ParallelLayout layout{t, p, d, o.order};
+
+  const Workload w = StageWorkload(s, o, true, s.model.recompute);
+  std::vector<Workload> per_stage;  // only with a per-stage recompute choice
+  for (Recompute mode : o.recompute) per_stage.push_back(StageWorkload(s, o, false, mode));
+  auto layers_of = [&](int st) -> const std::vector<LayerCost>& {
+    return per_stage.empty() ? w.layers : per_stage[st].layers;
+  };
+
   const int chunks = p * v;
   std::vector<int> bounds;
-  if (partition == "even") {
+  if (o.partition == "even") {
     if (chunks > static_cast<int>(w.layers.size())) {
       throw opt.Fail("stages", "the model has " + std::to_string(w.layers.size()) +
-                                   " layers, fewer than stages x virtual_stages (" +
-                                   std::to_string(chunks) + ")");
+                                   " layers, fewer than stages x virtual_stages (" + Str(chunks) +
+                                   ")");
     }
-    bounds = EvenPartition(w, chunks);
+    bounds = v > 1 ? EvenInterleavedPartition(w, p, v) : EvenPartition(w, chunks);
   } else {
-    bounds = CountedPartition(w, ParseCounts(partition, opt), chunks, opt);
+    bounds = PartitionFromCounts(w, o.partition, chunks, opt);
   }
 
-  // Per global chunk: parameters and the bytes crossing into it.
+  // Per global chunk: parameters and the bytes crossing into it (per GPU of the tensor group
+  // when sequence parallelism already splits them).
   std::vector<double> chunk_params(chunks, 0), into_bytes(chunks, 0);
   const double fallback_bytes =
       tr.micro_batch * w.tokens_per_sample * s.model.hidden * BytesPerElement(tr.precision);
@@ -235,8 +191,16 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   }
   std::vector<double> stage_params(p, 0);
   for (int j = 0; j < chunks; ++j) stage_params[j % p] += chunk_params[j];
+  // Megatron-LM's scatter/gather optimisation (Narayanan et al. 2021, SC, §4.1): each GPU of
+  // the sending tensor group sends 1/t of the boundary tensor, which the receiving group
+  // all-gathers over its fast links. Sequence parallelism's boundary is already split.
+  const bool gather = t > 1 && !o.sp && o.scatter_gather;
+  const double send_fraction = gather ? 1.0 / t : 1.0;
 
-  Plan plan{TaskGraph(gpus), static_cast<double>(m) * tr.micro_batch * d, w.tokens_per_sample, {}};
+  Plan plan;
+  plan.graph = TaskGraph(gpus);
+  plan.samples_per_iteration = static_cast<double>(m) * tr.micro_batch * d;
+  plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
   const int compute = g.Stream("compute");
   const int fwd_send = g.Stream("p2p_fwd_send");
@@ -244,144 +208,253 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   const int bwd_send = g.Stream("p2p_bwd_send");
   const int bwd_recv = g.Stream("p2p_bwd_recv");
   const int dp = g.Stream("dp");
-  auto rank_of = [p](int replica, int stage) { return replica * p + stage; };
+  TensorLayerEmitter em(g, tr.precision, compute, o.sp,
+                        static_cast<double>(tr.micro_batch) * s.model.sequence * s.model.hidden *
+                            BytesPerElement(tr.precision));
+  const double grad_bytes = TrainingBytesPerParam(tr.precision);
+  plan.rank_stage.assign(gpus, 0);
 
-  const bool two_bw = schedule == "pipedream_2bw";
+  const bool two_bw = o.schedule == "pipedream_2bw";
   for (int r = 0; r < d; ++r) {
     for (int st = 0; st < p; ++st) {
-      TaskPlace at{rank_of(r, st), compute, 0, ""};
-      AddModelStates(g, at, stage_params[st], tr.precision);
-      if (two_bw) {
-        // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
-        AddMemory(g, at, "weights_stashed", "weights",
-                  AdamStateBytes(stage_params[st], tr.precision).weights);
+      for (int x = 0; x < t; ++x) {
+        TaskPlace at{layout.Rank(r, st, x), compute, 0, ""};
+        plan.rank_stage[at.rank] = st;
+        AddModelStates(g, at, stage_params[st], tr.precision);
+        if (two_bw) {
+          // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
+          AddMemory(g, at, "weights_stashed", "weights",
+                    AdamStateBytes(stage_params[st], tr.precision).weights);
+        }
       }
     }
   }
 
+  // Gradient buckets of each chunk (layer indices global), for the overlapped all-reduce.
+  std::vector<std::vector<GradientBucket>> chunk_buckets(chunks);
+  for (int j = 0; j < chunks; ++j) {
+    const std::vector<LayerCost> part(w.layers.begin() + bounds[j],
+                                      w.layers.begin() + bounds[j + 1]);
+    chunk_buckets[j] = MakeGradientBuckets(part, grad_bytes, o.bucket_cap);
+    for (GradientBucket& b : chunk_buckets[j]) b.ready_after_layer += bounds[j];
+  }
+  const bool overlap = o.dp_overlap && d > 1;
+
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   // Work lists: one emission round per iteration with a flush; one round for all with 2BW.
   const int rounds = two_bw ? 1 : iterations;
+  std::vector<TaskId> cur(gpus, -1);  // per rank: the task the next one follows
   for (int round = 0; round < rounds; ++round) {
     const int seq = two_bw ? m * iterations : m;  // micro-batches in this round
     std::vector<std::vector<Item>> lanes(static_cast<size_t>(d) * p);
     for (int st = 0; st < p; ++st) {
       std::vector<Item> items;
-      for (const PipelineOp& op : PipelineSchedule(schedule, p, st, seq, v)) {
+      std::map<std::pair<int, int>, size_t> last_bwd;  // (iteration, chunk) -> index
+      for (const PipelineOp& op : PipelineSchedule(o.schedule, p, st, seq, v)) {
         const int iteration = two_bw ? op.micro_batch / m : round;
+        if (!op.forward) last_bwd[{iteration, op.chunk}] = items.size();
         items.push_back(
             {op.forward ? Item::kForward : Item::kBackward, op.micro_batch, op.chunk, iteration});
         if (two_bw && !op.forward && op.micro_batch % m == m - 1) {
           items.push_back({Item::kStep, 0, 0, iteration});
         }
       }
+      for (const auto& [key, index] : last_bwd) items[index].last_backward = true;
       if (!two_bw) items.push_back({Item::kStep, 0, 0, round});
       for (int r = 0; r < d; ++r) lanes[r * p + st] = items;
     }
     std::vector<size_t> next(lanes.size(), 0);
-    std::vector<TaskId> lane_last(lanes.size(), -1);
+    // Per lane and tensor index: the lane's last backward kernel.
+    std::vector<TaskId> lane_last(lanes.size() * t, -1);
     const size_t slots = static_cast<size_t>(d) * seq * chunks;
-    std::vector<TaskId> act_in(slots, -1), grad_in(slots, -1);
-    auto slot = [&](int r, int mb, int j) {
-      return (static_cast<size_t>(r) * seq + mb) * chunks + j;
+    std::vector<TaskId> act_in(slots * t, -1), grad_in(slots * t, -1);
+    auto slot = [&](int r, int mb, int j, int x) {
+      return ((static_cast<size_t>(r) * seq + mb) * chunks + j) * t + x;
     };
+    // Overlapped data parallelism: per (stage, chunk, iteration), per replica, the task after
+    // which each layer's gradient is final on each tensor index; buckets go out once every
+    // replica has produced them.
+    std::map<std::tuple<int, int, int>, std::vector<std::vector<TaskId>>> grads;
+    std::vector<std::vector<TaskId>> dp_members(gpus);  // awaited by the rank's next step
 
     auto ready = [&](int lane) {
       const Item& it = lanes[lane][next[lane]];
       const int r = lane / p, st = lane % p, j = it.chunk * p + st;
-      if (it.kind == Item::kForward) return j == 0 || act_in[slot(r, it.micro_batch, j)] >= 0;
+      if (it.kind == Item::kForward) return j == 0 || act_in[slot(r, it.micro_batch, j, 0)] >= 0;
       if (it.kind == Item::kBackward) {
-        return j == chunks - 1 || grad_in[slot(r, it.micro_batch, j)] >= 0;
+        return j == chunks - 1 || grad_in[slot(r, it.micro_batch, j, 0)] >= 0;
       }
       for (int q = 0; q < d; ++q) {  // the step waits for every replica of the stage
         const int other = q * p + st;
         if (next[other] >= lanes[other].size()) return false;
-        const Item& o = lanes[other][next[other]];
-        if (o.kind != Item::kStep || o.iteration != it.iteration) return false;
+        const Item& oi = lanes[other][next[other]];
+        if (oi.kind != Item::kStep || oi.iteration != it.iteration) return false;
       }
       return true;
+    };
+
+    // Point-to-point transfer of a boundary tensor from every GPU of (r, from) to the GPU of
+    // the same tensor index in (r, to); records the receives in `into`.
+    auto transfer = [&](int r, int from, int to, double bytes, bool forward,
+                        const std::string& what, const TaskPlace& at, std::vector<TaskId>& into,
+                        size_t first_slot) {
+      for (int x = 0; x < t; ++x) {
+        Task send, recv;
+        send.iteration = recv.iteration = at.iteration;
+        send.phase = recv.phase = Phase::kCommunication;
+        send.category = recv.category = "pp";
+        send.stream = forward ? fwd_send : bwd_send;
+        recv.stream = forward ? fwd_recv : bwd_recv;
+        send.rank = layout.Rank(r, from, x);
+        recv.rank = layout.Rank(r, to, x);
+        send.name = at.prefix + "send_" + what;
+        recv.name = at.prefix + "recv_" + what;
+        send.deps = {cur[send.rank]};
+        into[first_slot + x] =
+            g.AddTransfer(send.rank, recv.rank, bytes * send_fraction, send, recv).second;
+      }
+    };
+
+    // Sets cur[] of the group's ranks to their received input, all-gathered when scattered.
+    auto receive = [&](const std::vector<int>& group, const std::vector<TaskId>& from,
+                       size_t first_slot, double bytes, const TaskPlace& at,
+                       const std::string& what) {
+      for (int x = 0; x < t; ++x) cur[group[x]] = from[first_slot + x];
+      if (!gather) return;
+      Collective c;
+      c.kind = CollectiveKind::kAllGather;
+      c.ranks = group;
+      c.bytes = bytes;
+      c.dtype = tr.precision;
+      Task member;
+      member.stream = compute;
+      member.iteration = at.iteration;
+      member.phase = Phase::kCommunication;
+      member.category = "pp";
+      member.name = at.prefix + "gather_" + what;
+      const std::vector<TaskId> ids = g.AddCollective(c, member);
+      for (int x = 0; x < t; ++x) {
+        g.AddDep(ids[x], cur[group[x]]);
+        cur[group[x]] = ids[x];
+      }
+    };
+
+    auto all_reduce = [&](const std::vector<int>& ranks, double bytes, int iteration,
+                          const std::string& name, const std::vector<TaskId>& after) {
+      Collective c;
+      c.kind = CollectiveKind::kAllReduce;
+      c.ranks = ranks;
+      c.bytes = bytes;
+      c.dtype = tr.precision;
+      Task member;
+      member.stream = dp;
+      member.iteration = iteration;
+      member.phase = Phase::kCommunication;
+      member.category = "dp";
+      member.name = name;
+      const std::vector<TaskId> ids = g.AddCollective(c, member);
+      for (size_t q = 0; q < ranks.size(); ++q) {
+        if (after[q] >= 0) g.AddDep(ids[q], after[q]);
+        dp_members[ranks[q]].push_back(ids[q]);
+      }
+    };
+
+    // Every replica produced chunk j's final gradients: all-reduce them bucket by bucket.
+    auto reduce_chunk = [&](int st, int j, int iteration,
+                            const std::vector<std::vector<TaskId>>& ready_by_replica) {
+      const int first = bounds[j];
+      for (size_t k = 0; k < chunk_buckets[j].size(); ++k) {
+        const GradientBucket& b = chunk_buckets[j][k];
+        for (int x = 0; x < t; ++x) {
+          std::vector<TaskId> after(d);
+          for (int q = 0; q < d; ++q) {
+            after[q] = ready_by_replica[q][(b.ready_after_layer - first) * t + x];
+          }
+          all_reduce(layout.DataGroup(st, x), b.params * grad_bytes, iteration,
+                     "it" + Str(iteration) + "/allreduce/chunk" + Str(j) + "/bucket" + Str(k),
+                     after);
+        }
+      }
     };
 
     auto emit = [&](int lane) {
       const Item& it = lanes[lane][next[lane]];
       const int r = lane / p, st = lane % p, j = it.chunk * p + st;
-      const std::string prefix = "it" + std::to_string(it.iteration) + "/mb" +
-                                 std::to_string(it.micro_batch) + "/" +
-                                 (v > 1 ? "c" + std::to_string(it.chunk) + "/" : "");
-      TaskPlace at{rank_of(r, st), compute, it.iteration, prefix};
-      Task send, recv;
-      send.iteration = recv.iteration = it.iteration;
-      send.phase = recv.phase = Phase::kCommunication;
-      send.category = recv.category = "pp";
+      const std::string prefix = "it" + Str(it.iteration) + "/mb" + Str(it.micro_batch) + "/" +
+                                 (v > 1 ? "c" + Str(it.chunk) + "/" : "");
+      TaskPlace at{layout.Rank(r, st, 0), compute, it.iteration, prefix};
+      const std::vector<int> group = layout.TensorGroup(r, st);
+      const std::vector<std::vector<int>> groups{group};
+      const std::vector<LayerCost>& layers = layers_of(st);
       if (it.kind == Item::kForward) {
-        TaskId last = j == 0 ? -1 : act_in[slot(r, it.micro_batch, j)];
+        if (j == 0) {
+          for (int x : group) cur[x] = -1;
+        } else {
+          receive(group, act_in, slot(r, it.micro_batch, j, 0), into_bytes[j], at, "activation");
+        }
         for (int i = bounds[j]; i < bounds[j + 1]; ++i) {
-          last = AddForward(g, w.layers[i], tr.precision, at, last);
+          em.Forward(layers[i], groups, it.iteration, prefix, cur);
         }
         if (j + 1 < chunks) {
-          const int dst = rank_of(r, (j + 1) % p);
-          send.stream = fwd_send;
-          recv.stream = fwd_recv;
-          send.rank = at.rank;
-          recv.rank = dst;
-          send.name = prefix + "send_activation";
-          recv.name = prefix + "recv_activation";
-          send.deps = {last};
-          act_in[slot(r, it.micro_batch, j + 1)] =
-              g.AddTransfer(at.rank, dst, into_bytes[j + 1], send, recv).second;
+          transfer(r, st, (j + 1) % p, into_bytes[j + 1], true, "activation", at, act_in,
+                   slot(r, it.micro_batch, j + 1, 0));
         }
         ++next[lane];
       } else if (it.kind == Item::kBackward) {
-        TaskId last = j == chunks - 1 ? -1 : grad_in[slot(r, it.micro_batch, j)];
-        for (int i = bounds[j + 1] - 1; i >= bounds[j]; --i) {
-          last = AddBackward(g, w.layers[i], tr.precision, at, last);
+        if (j == chunks - 1) {
+          for (int x : group) cur[x] = -1;
+        } else {
+          receive(group, grad_in, slot(r, it.micro_batch, j, 0), into_bytes[j + 1], at, "gradient");
         }
-        lane_last[lane] = last;
+        const int n_layers = bounds[j + 1] - bounds[j];
+        std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * t, -1);
+        for (int i = bounds[j + 1] - 1; i >= bounds[j]; --i) {
+          em.Backward(layers[i], groups, it.iteration, prefix, cur);
+          for (int x = 0; x < t; ++x) ready_after[(i - bounds[j]) * t + x] = cur[group[x]];
+        }
+        for (int x = 0; x < t; ++x) lane_last[lane * t + x] = cur[group[x]];
         if (j > 0) {
-          const int dst = rank_of(r, (j - 1) % p);
-          send.stream = bwd_send;
-          recv.stream = bwd_recv;
-          send.rank = at.rank;
-          recv.rank = dst;
-          send.name = prefix + "send_gradient";
-          recv.name = prefix + "recv_gradient";
-          send.deps = {last};
-          grad_in[slot(r, it.micro_batch, j - 1)] =
-              g.AddTransfer(at.rank, dst, into_bytes[j], send, recv).second;
+          transfer(r, st, (j - 1) % p, into_bytes[j], false, "gradient", at, grad_in,
+                   slot(r, it.micro_batch, j - 1, 0));
+        }
+        if (overlap && it.last_backward) {
+          auto& per_replica = grads[{st, j, it.iteration}];
+          per_replica.resize(d);
+          per_replica[r] = ready_after;
+          bool all = true;
+          for (const auto& ready_of : per_replica) all = all && !ready_of.empty();
+          if (all) {
+            reduce_chunk(st, j, it.iteration, per_replica);
+            grads.erase({st, j, it.iteration});
+          }
         }
         ++next[lane];
       } else {
-        // Flush reached on every replica of this stage: gradient all-reduce, then Adam.
-        std::vector<TaskId> members(d, -1);
-        if (d > 1) {
-          Collective c;
-          c.kind = CollectiveKind::kAllReduce;
-          for (int q = 0; q < d; ++q) c.ranks.push_back(rank_of(q, st));
-          c.bytes = stage_params[st] * TrainingBytesPerParam(tr.precision);
-          c.dtype = tr.precision;
-          Task member;
-          member.stream = dp;
-          member.iteration = it.iteration;
-          member.phase = Phase::kCommunication;
-          member.category = "dp";
-          member.name =
-              "it" + std::to_string(it.iteration) + "/allreduce/stage" + std::to_string(st);
-          members = g.AddCollective(c, member);
-          for (int q = 0; q < d; ++q) {
-            if (lane_last[q * p + st] >= 0) g.AddDep(members[q], lane_last[q * p + st]);
+        // The flush reached on every replica of this stage: without overlap, one gradient
+        // all-reduce of the whole stage per tensor index; then every replica's Adam step.
+        const int iteration = it.iteration;
+        if (d > 1 && !overlap) {
+          for (int x = 0; x < t; ++x) {
+            std::vector<TaskId> after(d);
+            for (int q = 0; q < d; ++q) after[q] = lane_last[(q * p + st) * t + x];
+            all_reduce(layout.DataGroup(st, x), stage_params[st] * grad_bytes, iteration,
+                       "it" + Str(iteration) + "/allreduce/stage" + Str(st), after);
           }
         }
-        const int iteration = it.iteration;
         for (int q = 0; q < d; ++q) {
           const int other = q * p + st;
-          Task step = AdamStepTask(stage_params[st], tr.precision);
-          step.rank = rank_of(q, st);
-          step.stream = compute;
-          step.iteration = iteration;
-          step.name = "it" + std::to_string(iteration) + "/adam";
-          if (members[q] >= 0) step.deps.push_back(members[q]);
-          if (lane_last[other] >= 0) step.deps.push_back(lane_last[other]);
-          lane_last[other] = g.Add(std::move(step));
+          for (int x = 0; x < t; ++x) {
+            const int rank = layout.Rank(q, st, x);
+            Task step = AdamStepTask(stage_params[st], tr.precision);
+            step.rank = rank;
+            step.stream = compute;
+            step.iteration = iteration;
+            step.name = "it" + Str(iteration) + "/adam";
+            step.deps = dp_members[rank];
+            dp_members[rank].clear();
+            if (lane_last[other * t + x] >= 0) step.deps.push_back(lane_last[other * t + x]);
+            lane_last[other * t + x] = g.Add(std::move(step));
+          }
           ++next[other];
         }
       }
@@ -398,21 +471,29 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         }
         if (next[lane] < lanes[lane].size()) done = false;
       }
-      if (!done && !progress) throw Error("pipeline schedule " + schedule + " deadlocked");
+      if (!done && !progress) throw Error("pipeline schedule " + o.schedule + " deadlocked");
     }
   }
 
   std::string split;
-  for (int j = 0; j < chunks; ++j) {
-    split += (j ? "," : "") + std::to_string(bounds[j + 1] - bounds[j]);
+  for (int j = 0; j < chunks; ++j) split += (j ? "," : "") + Str(bounds[j + 1] - bounds[j]);
+  std::string shape = Str(p) + " stages x " + Str(d) + " data-parallel replica(s)";
+  if (t > 1) {
+    shape = "tensor " + Str(t) + (o.sp ? " (sequence parallel)" : "") + " x " + shape +
+            ", rank order " + o.order;
   }
-  plan.notes.push_back(std::to_string(p) + " stages x " + std::to_string(d) +
-                       " data-parallel replica(s), schedule " + schedule +
-                       (v > 1 ? " with " + std::to_string(v) + " virtual stages" : "") + ", " +
-                       std::to_string(m) + " micro-batch(es) of " + std::to_string(tr.micro_batch));
+  plan.notes.push_back(shape + ", schedule " + o.schedule +
+                       (v > 1 ? " with " + Str(v) + " virtual stages" : "") + ", " + Str(m) +
+                       " micro-batch(es) of " + Str(tr.micro_batch));
   plan.notes.push_back("workload layers per " + std::string(v > 1 ? "chunk" : "stage") + ": " +
-                       split + "; " + FormatBytes(into_bytes[chunks - 1]) +
-                       " sent per boundary per micro-batch");
+                       split + "; " + FormatBytes(into_bytes[chunks - 1] * send_fraction) +
+                       " sent per GPU per boundary per micro-batch" +
+                       (gather ? " (scatter/gather)" : ""));
+  if (d > 1) {
+    plan.notes.push_back(overlap ? "gradient all-reduce per bucket overlapped with the last "
+                                   "backward of each stage"
+                                 : "gradient all-reduce per stage after the flush");
+  }
   char bubble[120];
   std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",
                 (p - 1.0) / (static_cast<double>(v) * m + p - 1));

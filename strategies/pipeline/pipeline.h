@@ -22,32 +22,51 @@
 //                Limit: the step waits for the stage's gradient all-reduce (when d > 1) on the
 //                compute stream instead of overlapping it with the next batch.
 //
-// Options:
-//   stages          p >= 2; p must divide the GPU count, d = GPUs / p data-parallel replicas.
-//                   Rank of stage s of replica r: r * p + s, so that a replica's consecutive
-//                   stages sit on consecutive ranks, inside a server when it has >= p GPUs.
+// Options (kind "pipeline"; kind "3d" is the same planner with tensor, stages and data all
+// required, stages >= 1, and schedule 1f1b by default):
+//   stages          p >= 2 (>= 1 for 3d).
+//   tensor          t (default 1): each stage's layers split over a tensor-parallel group of t
+//                   GPUs as the `tensor` strategy does (strategies/tensor/tp_layer.h); t must
+//                   divide the model's heads.
+//   data            d: for 3d required, and t x p x d must equal the GPU count; otherwise
+//                   GPUs / (t p), which must be an integer.
+//   rank_order      a permutation of t, p, d, fastest-varying first (default "tpd": the t GPUs
+//                   of a tensor group on consecutive ranks, then the stages of a replica, then
+//                   the replicas; strategies/parallel_layout.h).
+//   sequence_parallel  (t > 1 only) Korthikanti et al. 2022's sequence parallelism.
+//   scatter_gather  (default true; t > 1 without sequence parallelism) Megatron-LM's
+//                   scatter/gather of boundary tensors (Narayanan et al. 2021, SC, §4.1): each
+//                   GPU of a tensor group sends 1/t of the tensor, the receiving group
+//                   all-gathers it on its compute stream.
 //   micro_batches   m; default global_batch / (micro_batch * d), which must then be an integer.
 //                   Samples per iteration are m * micro_batch * d.
-//   schedule        gpipe (default) | 1f1b | interleaved | pipedream_2bw.
+//   schedule        gpipe (default for pipeline) | 1f1b (default for 3d) | interleaved |
+//                   pipedream_2bw.
 //   virtual_stages  v >= 2 for interleaved (default 2); not allowed for the other schedules.
-//   partition       "even" (default): contiguous stages (chunks for interleaved) minimising
-//                   the largest forward FLOPs of a stage; or layer counts per stage (per chunk
-//                   for interleaved) such as "6,6,6,6". The counts are over the workload's
-//                   repeated blocks (layers with recomputation, i.e. transformer layers or CNN
-//                   blocks); the layers before the first block (embedding) join the first stage
-//                   and those after the last (head) the last stage, as Megatron-LM places them.
+//   partition       "even" (default): contiguous stages minimising the largest forward FLOPs of a
+//                   stage (for interleaved, chunks balancing each stage's sum of chunks); or
+//                   layer counts per stage (per chunk for interleaved) such as "6,6,6,6". The
+//                   counts are over the workload's repeated blocks (layers with recomputation,
+//                   i.e. transformer layers or CNN blocks); the layers before the first block
+//                   (embedding) join the first stage and those after the last (head) the last
+//                   stage, as Megatron-LM places them.
+//   recompute       none | selective | full, for all stages or one per stage ("full,none");
+//                   default: the model's `recompute`.
+//   dp_overlap      (default true) the data-parallel gradient all-reduce of each stage runs in
+//                   buckets (`bucket_size`, default 25 MiB) launched as the batch's last backward
+//                   of each chunk finishes their layers (Megatron-LM's --overlap-grad-reduce);
+//                   false: one all-reduce of the stage's gradients after the flush.
 //
 // Boundary traffic: the input activation of the next stage's first layer
-// (LayerCost::input_bytes: micro_batch x sequence x hidden x dtype bytes for a transformer);
-// when unknown, micro_batch x tokens_per_sample x hidden x dtype bytes. The same size goes back
-// as its gradient. Sends and receives run on their own streams per direction ("p2p_fwd_send",
-// "p2p_fwd_recv", "p2p_bwd_send", "p2p_bwd_recv"), as NCCL's non-blocking send/recv do, so
-// they overlap compute (stream "compute").
+// (LayerCost::input_bytes: micro_batch x sequence x hidden x dtype bytes for a transformer,
+// / t with sequence parallelism); when unknown, micro_batch x tokens_per_sample x hidden x
+// dtype bytes. The same size goes back as its gradient. Sends and receives run on their own
+// streams per direction ("p2p_fwd_send", "p2p_fwd_recv", "p2p_bwd_send", "p2p_bwd_recv"), as
+// NCCL's non-blocking send/recv do, so they overlap compute (stream "compute").
 //
-// Memory per rank: model states of the stage's parameters (mixed-precision Adam), activations
-// allocated at each forward and freed at the matching backward. After the last backward of a
-// stage (the flush), when d > 1, one gradient all-reduce per stage over its replicas (stream
-// "dp"), then the stage's Adam step.
+// Memory per rank: model states of the stage's parameters (mixed-precision Adam; / t), and
+// activations allocated at each forward and freed at the matching backward. The data-parallel
+// all-reduce runs on stream "dp"; each replica's Adam step follows it.
 #ifndef STRATASIM_STRATEGIES_PIPELINE_PIPELINE_H_
 #define STRATASIM_STRATEGIES_PIPELINE_PIPELINE_H_
 
@@ -78,9 +97,19 @@ struct PipelineOp {
 std::vector<PipelineOp> PipelineSchedule(const std::string& schedule, int stages, int stage,
                                          int micro_batches, int virtual_stages);
 
+// Stage (chunk) boundaries from layer counts such as "6,6,6,6" over the repeated blocks, the
+// embedding joining the first part and the head the last; raises opt.Fail("partition", ...)
+// when the text or the counts are wrong.
+std::vector<int> PartitionFromCounts(const Workload& w, const std::string& text, int parts,
+                                     OptionReader& opt);
+
 // Contiguous split of `w`'s layers into `parts` parts minimising the largest forward FLOPs.
 // Returns the index of each part's first layer, followed by w.layers.size().
 std::vector<int> EvenPartition(const Workload& w, int parts);
+
+// Contiguous split into stages x virtual_stages chunks for the interleaved schedule (chunk c
+// on stage c mod stages) balancing the stages' forward FLOPs, each the sum of its chunks.
+std::vector<int> EvenInterleavedPartition(const Workload& w, int stages, int virtual_stages);
 
 // Compact form, e.g. "ff fb ..." ("F3" forward of micro-batch 3, "B3c1": chunk 1), for tests.
 std::string ScheduleString(const std::vector<PipelineOp>& ops);

@@ -133,7 +133,10 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   if (stage >= 2) sharding.gradients = n;
   if (stage >= 3) sharding.weights = n;
 
-  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
+  Plan plan;
+  plan.graph = TaskGraph(gpus);
+  plan.samples_per_iteration = static_cast<double>(tr.global_batch);
+  plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
   const int compute = g.Stream("compute");
   const int comm = g.Stream("comm");

@@ -9,20 +9,14 @@
 #include "models/recompute.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
+#include "strategies/tensor/tp_layer.h"
 
 namespace stratasim {
 namespace {
 
-// Megatron-LM's split of a transformer layer (Shoeybi et al. 2019, Figure 3), by op name
-// (models/transformer.cpp, models/gpt.cpp).
-const std::set<std::string> kColumnParallel = {"qkv", "mlp_up", "gate_up", "logits"};
-const std::set<std::string> kRowParallel = {"proj", "mlp_down", "down", "embed"};
 // Replicated in plain tensor parallelism, split along the sequence with sequence parallelism.
 const std::set<std::string> kSequenceOps = {"norm1",     "norm2",      "residual1",
                                             "residual2", "final_norm", "embed_dropout"};
-
-bool IsColumn(const OpCost& op) { return kColumnParallel.count(op.name) > 0; }
-bool IsRow(const OpCost& op) { return kRowParallel.count(op.name) > 0; }
 
 void Scale(KernelCost& c, double f) {
   c.flops *= f;
@@ -56,7 +50,7 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
     const bool transformer = IsTransformerLayer(L);
     for (OpCost& op : L.ops) {
       const GemmShape s = op.forward.gemm;  // C[m, n] = A[m, k] B[k, n]
-      if (IsColumn(op) && s.known()) {
+      if (IsColumnParallel(op) && s.known()) {
         // Each GPU computes n/t output columns from the whole input, which it keeps (split
         // along the sequence with sequence parallelism); what the op saves beyond its input
         // (Q, K, V) is split.
@@ -66,12 +60,12 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
         split.saved_bytes = (sequence_parallel ? input / t : input) + extra / t;
         split.attention_core = op.attention_core;
         op = split;
-      } else if (IsRow(op) && s.known()) {
+      } else if (IsRowParallel(op) && s.known()) {
         OpCost split = Linear(op.name, s.m, s.k / t, s.n, e);
         split.saved_bytes = op.saved_bytes / t;
         split.attention_core = op.attention_core;
         op = split;
-      } else if (IsRow(op)) {
+      } else if (IsRowParallel(op)) {
         // The vocabulary-parallel lookup writes a full (masked) output on every GPU.
       } else if (kSequenceOps.count(op.name) > 0) {
         if (sequence_parallel) Split(op, t);
@@ -101,120 +95,6 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
   return w;
 }
 
-namespace {
-
-struct Emitter {
-  TaskGraph& g;
-  DType dtype;
-  int compute;
-  bool sp;
-  double comm_bytes;  // b*s*h elements of the activation dtype
-  std::vector<std::vector<int>> tensor_groups;
-  std::vector<TaskId> last;  // per rank
-  double tp_bytes_per_iteration = 0;
-
-  // One collective per tensor group on the compute stream, each member after last[r].
-  void Comm(CollectiveKind kind, int it, const std::string& name, Phase phase) {
-    if (tensor_groups.front().size() < 2) return;
-    for (const std::vector<int>& ranks : tensor_groups) {
-      Collective c;
-      c.kind = kind;
-      c.ranks = ranks;
-      c.bytes = comm_bytes;
-      c.dtype = dtype;
-      Task member;
-      member.stream = compute;
-      member.iteration = it;
-      member.phase = phase;
-      member.category = "tp";
-      member.name = name;
-      const std::vector<TaskId> ids = g.AddCollective(c, member);
-      for (size_t i = 0; i < ranks.size(); ++i) {
-        if (last[ranks[i]] >= 0) g.AddDep(ids[i], last[ranks[i]]);
-        last[ranks[i]] = ids[i];
-      }
-    }
-  }
-
-  void Kernel(const std::string& name, const OpCost& op, const KernelCost& cost, Phase phase,
-              int it) {
-    for (int r = 0; r < g.num_ranks(); ++r) {
-      Task t;
-      t.kind = TaskKind::kCompute;
-      t.rank = r;
-      t.stream = compute;
-      t.iteration = it;
-      t.phase = phase;
-      t.name = name;
-      t.op = op.kind;
-      t.dtype = dtype;
-      t.flops = cost.flops;
-      t.bytes = cost.bytes;
-      t.gemm = cost.gemm;
-      if (last[r] >= 0) t.deps.push_back(last[r]);
-      last[r] = g.Add(std::move(t));
-    }
-  }
-
-  void Memory(const std::string& name, double bytes, int it) {
-    for (int r = 0; r < g.num_ranks(); ++r) {
-      AddMemory(g, TaskPlace{r, compute, it, ""}, name, "activations", bytes);
-    }
-  }
-
-  // The forward of one op with its tensor-parallel communication: an all-gather before a
-  // column-parallel GEMM (sequence parallel), an all-reduce or reduce-scatter after a
-  // row-parallel one.
-  void Forward(const std::string& prefix, const OpCost& op, Phase phase, int it) {
-    if (sp && IsColumn(op)) Comm(CollectiveKind::kAllGather, it, prefix + "/tp_all_gather", phase);
-    Kernel(prefix + (phase == Phase::kRecompute ? "/recompute" : "/fwd"), op, op.forward, phase,
-           it);
-    if (IsRow(op)) {
-      Comm(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, it,
-           prefix + (sp ? "/tp_reduce_scatter" : "/tp_all_reduce"), phase);
-    }
-  }
-
-  void AddLayerForward(const LayerCost& L, const std::string& prefix, int it) {
-    for (const OpCost& op : L.ops) {
-      if (!op.forward.empty()) Forward(prefix + L.name + "/" + op.name, op, Phase::kForward, it);
-    }
-    if (L.activation_bytes > 0) Memory(prefix + L.name + "/activations", L.activation_bytes, it);
-  }
-
-  // As AddBackward (strategies/layer_tasks.h), with the backward of the communication: an
-  // all-gather of the gradient before a row-parallel GEMM's backward (sequence parallel), an
-  // all-reduce or reduce-scatter of a column-parallel GEMM's input gradient.
-  void AddLayerBackward(const LayerCost& L, const std::string& prefix, int it) {
-    if (L.recomputed_bytes > 0) Memory(prefix + L.name + "/recomputed", L.recomputed_bytes, it);
-    for (const OpCost& op : L.ops) {
-      if (op.recomputed && !op.forward.empty()) {
-        Forward(prefix + L.name + "/" + op.name, op, Phase::kRecompute, it);
-      }
-    }
-    for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
-      const std::string name = prefix + L.name + "/" + op->name;
-      if (sp && IsRow(*op)) {
-        Comm(CollectiveKind::kAllGather, it, name + "/tp_grad_all_gather", Phase::kBackward);
-      }
-      if (!op->backward_input.empty()) {
-        Kernel(name + "/bwd", *op, op->backward_input, Phase::kBackward, it);
-      }
-      if (IsColumn(*op)) {
-        Comm(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, it,
-             name + (sp ? "/tp_grad_reduce_scatter" : "/tp_grad_all_reduce"), Phase::kBackward);
-      }
-      if (!op->backward_weight.empty()) {
-        Kernel(name + "/wgrad", *op, op->backward_weight, Phase::kBackward, it);
-      }
-    }
-    const double freed = L.activation_bytes + L.recomputed_bytes;
-    if (freed > 0) Memory(prefix + L.name + "/activations", -freed, it);
-  }
-};
-
-}  // namespace
-
 Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   OptionReader opt(spec);
   const int gpus = s.cluster.NumGpus();
@@ -225,22 +105,11 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   opt.Finish();
 
   const ModelSpec& m = s.model;
-  if (m.kind != "gpt" && m.kind != "bert" && m.kind != "llama") {
-    throw opt.Fail("", "tensor parallelism splits transformer layers: model kind \"" + m.kind +
-                           "\" is not supported (gpt, bert, llama)");
-  }
-  const std::string td = "degree t=" + std::to_string(t);
   if (gpus % t != 0) {
-    throw opt.Fail("degree", td + " must divide the GPU count (" + std::to_string(gpus) + ")");
+    throw opt.Fail("degree", "degree t=" + std::to_string(t) + " must divide the GPU count (" +
+                                 std::to_string(gpus) + ")");
   }
-  if (m.heads % t != 0) {
-    throw opt.Fail("degree", td + " must divide the model's attention heads (" +
-                                 std::to_string(m.heads) + ")");
-  }
-  if (m.kv_heads > 0 && m.kv_heads % t != 0) {
-    throw opt.Fail("degree", td + " must divide the model's key/value heads (" +
-                                 std::to_string(m.kv_heads) + ")");
-  }
+  CheckTensorDegree(m, t, opt, "degree");
   const int d = gpus / t;
   const TrainingSpec& tr = s.training;
   const long per_step = static_cast<long>(tr.micro_batch) * d;
@@ -260,16 +129,17 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   const Workload w = TensorParallelShard(full, t, sp, m);
   const int layers = static_cast<int>(w.layers.size());
 
-  Plan plan{TaskGraph(gpus), static_cast<double>(tr.global_batch), w.tokens_per_sample, {}};
+  Plan plan;
+  plan.graph = TaskGraph(gpus);
+  plan.samples_per_iteration = static_cast<double>(tr.global_batch);
+  plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
-  Emitter em{
-      g,
-      tr.precision,
-      g.Stream("compute"),
-      sp,
-      static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision),
-      {},
-      std::vector<TaskId>(gpus, -1)};
+  const int compute = g.Stream("compute");
+  TensorLayerEmitter em(
+      g, tr.precision, compute, sp,
+      static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision));
+  std::vector<std::vector<int>> tensor_groups;
+  std::vector<TaskId> last(gpus, -1);
   const int comm = g.Stream("comm");
   bool crosses_servers = false;
   for (int k = 0; k < d; ++k) {
@@ -277,7 +147,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
     for (int j = 0; j < t; ++j) ranks.push_back(k * t + j);
     crosses_servers = crosses_servers || s.cluster.Locate(ranks.front()).server !=
                                              s.cluster.Locate(ranks.back()).server;
-    em.tensor_groups.push_back(ranks);
+    tensor_groups.push_back(ranks);
   }
 
   // Gradient buckets of the data-parallel all-reduce, in reverse layer order (as DDP).
@@ -288,16 +158,16 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   for (int it = 0; it < iterations; ++it) {
     if (it == 0) {
       for (int r = 0; r < gpus; ++r) {
-        AddModelStates(g, TaskPlace{r, em.compute, 0, ""}, w.params, tr.precision);
+        AddModelStates(g, TaskPlace{r, compute, 0, ""}, w.params, tr.precision);
       }
     }
     std::vector<std::vector<TaskId>> grads_ready(layers, std::vector<TaskId>(gpus, -1));
     for (int mb = 0; mb < micro_batches; ++mb) {
       const std::string prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
-      for (const LayerCost& L : w.layers) em.AddLayerForward(L, prefix, it);
+      for (const LayerCost& L : w.layers) em.Forward(L, tensor_groups, it, prefix, last);
       for (int i = layers - 1; i >= 0; --i) {
-        em.AddLayerBackward(w.layers[i], prefix, it);
-        grads_ready[i] = em.last;
+        em.Backward(w.layers[i], tensor_groups, it, prefix, last);
+        grads_ready[i] = last;
       }
     }
     std::vector<std::vector<TaskId>> reduced;  // per bucket, per rank
@@ -329,11 +199,11 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
     for (int r = 0; r < gpus; ++r) {
       Task step = AdamStepTask(w.params, tr.precision);
       step.rank = r;
-      step.stream = em.compute;
+      step.stream = compute;
       step.iteration = it;
       step.name = "it" + std::to_string(it) + "/adam";
       for (const auto& members : reduced) step.deps.push_back(members[r]);
-      em.last[r] = g.Add(std::move(step));
+      last[r] = g.Add(std::move(step));
     }
   }
 

@@ -1,0 +1,314 @@
+#include "cli/validate_command.h"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "core/calibration.h"
+#include "core/collective_names.h"
+#include "core/error.h"
+#include "core/scenario.h"
+#include "core/units.h"
+#include "report/atomic_file.h"
+#include "report/chrome_trace.h"
+#include "sim/executor.h"
+#include "strategies/plan.h"
+#include "validate/backend.h"
+#include "validate/comparison.h"
+#include "validate/host/host_backend.h"
+
+namespace po = boost::program_options;
+
+namespace stratasim {
+namespace {
+
+using validate::Backend;
+using validate::BackendError;
+
+struct ValidateOptions {
+  std::string scenario;
+  std::string backend = "host";
+  std::string out;
+  std::optional<int> warmup;
+  std::optional<int> iterations;
+  int ranks = 0;
+  double memory_per_rank = 0;
+  std::vector<std::string> only;
+  std::string calibration;
+};
+
+// The cluster the plans run on: the backend's hardware, with as many ranks as the scenario
+// has GPUs (strategies size their groups from it).
+ClusterSpec ValidationCluster(const Backend& b, int gpus) {
+  ClusterSpec c = b.Describe();
+  if (c.groups.size() != 1 || c.groups[0].count != 1) {
+    throw Error("backend " + b.Name() + " describes more than one server; validate runs on one");
+  }
+  c.groups[0].gpus_per_server = gpus;
+  return c;
+}
+
+// The simulation runs each collective kind with the algorithm the backend ran, where the
+// backend says ("ring/simple/1ch": algorithm/protocol/channels, as the simulator names its own
+// choices); the host does, while NCCL's choice is not observable, so cuda leaves them empty and
+// the simulator's tuner chooses. Protocol and channels are one setting for all kinds: they are
+// followed when every collective reports the same.
+void FollowBackendAlgorithms(const TaskGraph& g, const ExecutionTrace& t, SimulationSpec* sim) {
+  std::set<std::string> protocols, channels;
+  for (std::size_t i = 0; i < g.collectives().size() && i < t.collective_algorithms.size(); ++i) {
+    const CollectiveKind kind = g.collectives()[i].kind;
+    std::vector<std::string> parts;
+    std::stringstream in(t.collective_algorithms[i]);
+    for (std::string p; std::getline(in, p, '/');) parts.push_back(p);
+    if (parts.empty()) continue;
+    if (IsCollectiveAlgorithm(kind, parts[0])) sim->collectives.algorithm[kind] = parts[0];
+    protocols.insert(parts.size() > 1 ? parts[1] : "");
+    channels.insert(parts.size() > 2 ? parts[2] : "");
+  }
+  const auto& known = CollectiveProtocols();
+  if (protocols.size() == 1 &&
+      std::find(known.begin(), known.end(), *protocols.begin()) != known.end()) {
+    sim->collectives.protocol = *protocols.begin();
+  }
+  if (channels.size() == 1) {
+    const std::string c = *channels.begin();
+    if (c.size() > 2 && c.compare(c.size() - 2, 2, "ch") == 0) {
+      const int n = std::atoi(c.substr(0, c.size() - 2).c_str());
+      if (n >= 1 && n <= 64) sim->collectives.channels = n;
+    }
+  }
+}
+
+std::string Hardware(const Backend& b) {
+  const ClusterSpec c = b.Describe();
+  const GpuSpec& gpu = c.gpu_kinds.at(0);
+  if (auto* host = dynamic_cast<const validate::HostBackend*>(&b)) {
+    return host->machine().cpu_model + ", " + std::to_string(host->machine().hardware_threads) +
+           " threads";
+  }
+  return std::to_string(c.NumGpus()) + " x " + gpu.name;
+}
+
+void WriteReport(const std::string& dir, const validate::ValidationReport& report) {
+  const std::string table = validate::FormatValidationTable(report);
+  WriteFileAtomically(dir + "/validation.txt", table);
+  WriteFileAtomically(dir + "/validation.json", validate::ValidationToJson(report));
+}
+
+int Validate(const ValidateOptions& o) {
+  Scenario s = LoadScenarioFile(o.scenario);
+  if (o.warmup) s.training.warmup_iterations = *o.warmup;
+  if (o.iterations) s.training.measured_iterations = *o.iterations;
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = validate::MakeBackend(o.backend, o.ranks);
+  } catch (const BackendError& e) {
+    std::cerr << "stratasim validate: " << e.what() << "\n";
+    return 3;
+  }
+  const int gpus = s.cluster.NumGpus();
+  if (gpus > backend->NumRanks()) {
+    std::cerr << "stratasim validate: " << s.file << ": the scenario's cluster has " << gpus
+              << " GPUs but backend " << backend->Name() << " offers " << backend->NumRanks()
+              << " ranks" << (o.backend == "host" ? " (threads; --ranks N sets more)" : "")
+              << ": nothing was run\n";
+    return 1;
+  }
+  Scenario sv = s;
+  sv.cluster = ValidationCluster(*backend, gpus);
+  if (!o.calibration.empty()) sv.simulation.calibration = LoadCalibrationFile(o.calibration);
+
+  // Plan every chosen strategy first, so that a bad option fails before anything runs.
+  for (const std::string& name : o.only) {
+    if (std::none_of(s.strategies.begin(), s.strategies.end(),
+                     [&](const StrategySpec& x) { return x.name == name; })) {
+      throw ConfigError(SourceLocation{s.file, 0, 0}, "--strategy", name,
+                        "no strategy of this name in the scenario");
+    }
+  }
+  struct Planned {
+    const StrategySpec* spec;
+    std::optional<Plan> plan;
+    std::string error;
+  };
+  std::vector<Planned> planned;
+  for (const StrategySpec& spec : sv.strategies) {
+    if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), spec.name) == o.only.end()) {
+      continue;
+    }
+    Planned p{&spec, std::nullopt, ""};
+    try {
+      p.plan = PlanStrategy(sv, spec);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const Error& e) {
+      p.error = std::string("cannot be planned: ") + e.what();
+    }
+    planned.push_back(std::move(p));
+  }
+
+  const std::string out =
+      o.out.empty() ? "stratasim-out/" + s.name + "-validate-" + o.backend : o.out;
+  CreateDirectories(out);
+  if (auto* host = dynamic_cast<const validate::HostBackend*>(backend.get())) {
+    WriteFileAtomically(out + "/host-cluster.yaml",
+                        validate::host::HostClusterYaml(host->machine(), gpus));
+  }
+  validate::ValidationReport report;
+  report.scenario = s.name;
+  report.backend = backend->Name();
+  report.hardware = Hardware(*backend);
+  report.calibration = o.calibration;
+  report.ranks = gpus;
+  report.warmup_iterations = sv.training.warmup_iterations;
+  report.measured_iterations = sv.training.measured_iterations;
+  validate::RunOptions run;
+  run.warmup_iterations = sv.training.warmup_iterations;
+  run.measured_iterations = sv.training.measured_iterations;
+  run.seed = sv.training.seed;
+  run.memory_limit_bytes_per_rank = o.memory_per_rank;
+  bool all_ok = true;
+  for (Planned& p : planned) {
+    validate::StrategyValidation v;
+    v.name = p.spec->name;
+    v.kind = p.spec->kind;
+    if (!p.plan) {
+      v.error = p.error;
+      all_ok = false;
+      report.strategies.push_back(v);
+      WriteReport(out, report);
+      continue;
+    }
+    const TaskGraph& g = p.plan->graph;
+    v.tasks_total = static_cast<int>(g.tasks().size());
+    std::cerr << "validate: " << v.name << ": running " << g.tasks().size() << " tasks on "
+              << g.num_ranks() << " " << backend->Name() << " ranks\n";
+    ExecutionTrace measured;
+    try {
+      measured = backend->Run(g, run);
+      v.measured = true;
+    } catch (const BackendError& e) {
+      measured = e.partial();
+      v.error = std::string(validate::ToString(e.kind())) + ": " + e.what();
+    }
+    for (const TraceRecord& r : measured.records) v.tasks_measured += r.end_s >= 0 ? 1 : 0;
+    // The raw trace is kept whatever happened: a failed run's finished tasks are results.
+    if (!measured.records.empty()) {
+      WriteFileAtomically(out + "/" + v.name + ".measured.json", TraceToJson(measured));
+    }
+    if (v.measured) {
+      WriteFileAtomically(out + "/" + v.name + ".measured.trace.json",
+                          ChromeTraceJson(g, measured));
+      SimulationSpec sim = sv.simulation;
+      FollowBackendAlgorithms(g, measured, &sim);
+      try {
+        const ExecutionTrace simulated = sim::Simulate(g, sv.cluster, sim);
+        WriteFileAtomically(out + "/" + v.name + ".simulated.trace.json",
+                            ChromeTraceJson(g, simulated));
+        std::optional<ExecutionTrace> with_defaults;
+        if (sim.calibration) {
+          SimulationSpec defaults = sim;
+          defaults.calibration.reset();
+          with_defaults = sim::Simulate(g, sv.cluster, defaults);
+          WriteFileAtomically(out + "/" + v.name + ".simulated-defaults.trace.json",
+                              ChromeTraceJson(g, *with_defaults));
+        }
+        v.simulated = true;
+        try {
+          validate::CompareTraces(g, measured, simulated, with_defaults ? &*with_defaults : nullptr,
+                                  sv.training.warmup_iterations, sv.training.measured_iterations,
+                                  &v);
+        } catch (const Error& e) {
+          v.simulated = false;  // nothing to show side by side
+          v.error = std::string("comparison failed: ") + e.what();
+        }
+      } catch (const Error& e) {
+        v.simulated = false;
+        v.error = std::string("simulation failed: ") + e.what();
+      }
+    } else {
+      v.error += " (" + std::to_string(v.tasks_measured) + " of " + std::to_string(v.tasks_total) +
+                 " tasks measured, kept in " + out + "/" + v.name + ".measured.json)";
+    }
+    all_ok = all_ok && v.measured && v.simulated;
+    report.strategies.push_back(v);
+    WriteReport(out, report);
+  }
+  std::cout << validate::FormatValidationTable(report);
+  std::cout << "outputs: " << out
+            << "/validation.json, validation.txt, <strategy>.measured.trace.json, "
+               "<strategy>.simulated.trace.json, <strategy>.measured.json\n";
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int ValidateCommand(const std::vector<std::string>& args) {
+  po::options_description opts("stratasim validate options");
+  opts.add_options()("help,h", "show this help")("scenario", po::value<std::string>(),
+                                                 "scenario YAML file")(
+      "backend,b", po::value<std::string>()->default_value("host"),
+      "host (CPU threads) or cuda (GPUs and NCCL)")(
+      "out,o", po::value<std::string>(),
+      "output folder (default stratasim-out/<scenario>-validate-<backend>)")(
+      "warmup", po::value<int>(), "warm-up iterations (default: the scenario's)")(
+      "iterations,n", po::value<int>(), "measured iterations (default: the scenario's)")(
+      "ranks", po::value<int>()->default_value(0),
+      "ranks the backend offers (host: threads; default: all hardware threads / GPUs)")(
+      "strategy,s", po::value<std::vector<std::string>>()->composing(),
+      "validate only this strategy (repeatable)")(
+      "memory-per-rank", po::value<std::string>(),
+      "fail a run whose memory events exceed this per rank (e.g. \"16GiB\"), as a device of "
+      "that size would; default: the backend's")(
+      "calibration", po::value<std::string>(),
+      "calibration file for the simulation (written by `stratasim calibrate`)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  ValidateOptions o;
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << "usage: stratasim validate SCENARIO [options]\n" << opts;
+      return 0;
+    }
+    if (!vm.count("scenario")) throw po::error("the scenario file is required");
+    o.scenario = vm["scenario"].as<std::string>();
+    o.backend = vm["backend"].as<std::string>();
+    if (vm.count("out")) o.out = vm["out"].as<std::string>();
+    if (vm.count("warmup")) {
+      o.warmup = vm["warmup"].as<int>();
+      if (*o.warmup < 0) throw po::error("--warmup must be >= 0");
+    }
+    if (vm.count("iterations")) {
+      o.iterations = vm["iterations"].as<int>();
+      if (*o.iterations < 1) throw po::error("--iterations must be >= 1");
+    }
+    o.ranks = vm["ranks"].as<int>();
+    if (o.ranks < 0) throw po::error("--ranks must be >= 0");
+    if (vm.count("memory-per-rank")) {
+      try {
+        o.memory_per_rank = ParseBytes(vm["memory-per-rank"].as<std::string>());
+      } catch (const UnitError& e) {
+        throw po::error(std::string("--memory-per-rank: ") + e.what());
+      }
+      if (o.memory_per_rank <= 0) throw po::error("--memory-per-rank must be > 0");
+    }
+    if (vm.count("strategy")) o.only = vm["strategy"].as<std::vector<std::string>>();
+    if (vm.count("calibration")) o.calibration = vm["calibration"].as<std::string>();
+    if (o.backend != "host" && o.backend != "cuda") {
+      throw po::error("--backend " + o.backend + ": must be host or cuda");
+    }
+  } catch (const po::error& e) {
+    std::cerr << "stratasim validate: " << e.what() << "\n";
+    return 2;
+  }
+  return Validate(o);
+}
+
+}  // namespace stratasim

@@ -1,0 +1,56 @@
+// The mixture-of-experts figures of one strategy (docs/moe.md): the iteration-time
+// distribution over the measured iterations, the load-balance ratio the papers use, and where
+// the MoE-specific time goes (exposed all-to-all, expert placement changes).
+#ifndef STRATASIM_REPORT_MOE_SUMMARY_H_
+#define STRATASIM_REPORT_MOE_SUMMARY_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+#include "core/task_graph.h"
+#include "core/trace.h"
+
+namespace stratasim {
+
+struct MoeSummary {
+  int top_k = 0;
+  std::vector<double> iteration_s;  // each measured iteration, in order
+  double mean_s = 0, p50_s = 0, p95_s = 0, min_s = 0, max_s = 0;
+  double tokens_per_s = 0;  // tokens per iteration / mean iteration time
+  // Mean iteration time of the baseline over this one's; 0 when the scenario has no
+  // deepspeed-moe strategy of the same top_k. `baseline` names the one compared with.
+  double speedup = 0;
+  std::string baseline;
+  // Load-balance ratio (Pro-Prophet, arXiv 2411.10003, §6: RB): standard deviation of the
+  // tokens each GPU computes with experts on their owners, over that under the strategy's
+  // placement, averaged over measured iterations and layers; 1 when nothing was balanced.
+  double load_std_before = 0, load_std_after = 0, load_balance_ratio = 1;
+  // Per iteration, mean over GPUs: all-to-all time during which the GPU computed nothing, from
+  // the moment it joined (so waiting for the most loaded GPU, the imbalance, is included).
+  double exposed_a2a_s = 0;
+  // Per iteration, mean over GPUs: time in parameter transfers and gradient reduces of
+  // replicated experts, and the part of it during which the GPU computed nothing.
+  double placement_s = 0, placement_exposed_s = 0;
+  double peak_memory_bytes = 0;  // the largest over GPUs
+  double dropped_tokens = 0;     // per iteration
+  double replicas = 0;           // expert copies per iteration, over all layers
+  double transfer_bytes = 0;     // replica parameters and gradients moved per iteration
+};
+
+// True when a plan's figures are those of an MoE strategy.
+bool HasMoeFigures(const std::map<std::string, double>& figures);
+
+// From the graph, its trace (tasks of category "a2a" and "placement"), the plan's figures
+// ("moe.*", strategies/moe/moe_graph.h) and the strategy's metrics. Throws stratasim::Error
+// when the trace does not match the graph.
+MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
+                        const std::map<std::string, double>& figures, const Metrics& metrics);
+
+// The summary as a JSON object (the "moe" member of a strategy in results.json).
+std::string MoeSummaryJson(const MoeSummary& m);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_REPORT_MOE_SUMMARY_H_

@@ -1,0 +1,74 @@
+#include "report/moe_table.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace stratasim {
+namespace {
+
+std::string Num(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+void SetMoeSpeedups(std::vector<StrategyResult>& strategies) {
+  for (StrategyResult& s : strategies) {
+    if (!s.ok || !s.moe) continue;
+    for (const StrategyResult& b : strategies) {
+      if (b.ok && b.moe && b.kind == "deepspeed-moe" && b.moe->top_k == s.moe->top_k) {
+        s.moe->baseline = b.name;
+        s.moe->speedup = s.moe->mean_s > 0 ? b.moe->mean_s / s.moe->mean_s : 0;
+        break;
+      }
+    }
+  }
+}
+
+std::string FormatMoeTable(const RunResults& r) {
+  std::vector<std::vector<std::string>> rows = {
+      {"strategy", "top-k", "iter mean (ms)", "p50", "p95", "min", "max", "tokens/s", "speed-up",
+       "load-balance ratio", "exposed a2a (ms)", "placement (ms)", "placement exposed (ms)",
+       "mem/GPU (GiB)"}};
+  for (const StrategyResult& s : r.strategies) {
+    if (!s.ok || !s.moe) continue;
+    const MoeSummary& m = *s.moe;
+    rows.push_back(
+        {s.name, std::to_string(m.top_k), Num("%.2f", m.mean_s * 1e3), Num("%.2f", m.p50_s * 1e3),
+         Num("%.2f", m.p95_s * 1e3), Num("%.2f", m.min_s * 1e3), Num("%.2f", m.max_s * 1e3),
+         Num("%.0f", m.tokens_per_s), m.speedup > 0 ? Num("%.2fx", m.speedup) : std::string("-"),
+         std::isfinite(m.load_balance_ratio) ? Num("%.2f", m.load_balance_ratio)
+                                             : std::string("inf"),
+         Num("%.2f", m.exposed_a2a_s * 1e3), Num("%.2f", m.placement_s * 1e3),
+         Num("%.2f", m.placement_exposed_s * 1e3),
+         Num("%.2f", m.peak_memory_bytes / (1024.0 * 1024 * 1024))});
+  }
+  if (rows.size() == 1) return "";
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out =
+      "MoE (per measured iteration; speed-up over deepspeed-moe of the same top-k)\n\n";
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string l;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      // Names left-aligned, figures right-aligned.
+      l += c == 0 ? row[c] + pad : pad + row[c];
+      if (c + 1 < row.size()) l += "  ";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(rows[0]);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
+  return out;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,66 @@
+#include "report/moe_table.h"
+
+#include <gtest/gtest.h>
+
+namespace stratasim {
+namespace {
+
+StrategyResult Moe(const std::string& name, const std::string& kind, int top_k, double mean_s) {
+  StrategyResult r;
+  r.name = name;
+  r.kind = kind;
+  MoeSummary m;
+  m.top_k = top_k;
+  m.mean_s = m.p50_s = m.p95_s = m.min_s = m.max_s = mean_s;
+  m.tokens_per_s = 1000 / mean_s;
+  m.load_balance_ratio = kind == "deepspeed-moe" ? 1 : 2.5;
+  m.peak_memory_bytes = 1024.0 * 1024 * 1024;
+  r.moe = m;
+  return r;
+}
+
+TEST(MoeTableTest, SpeedupsPairWithTheBaselineOfTheSameTopK) {
+  std::vector<StrategyResult> s = {
+      Moe("ds1", "deepspeed-moe", 1, 0.2), Moe("pp1", "pro-prophet", 1, 0.1),
+      Moe("pp2", "pro-prophet", 2, 0.1), Moe("ds2", "deepspeed-moe", 2, 0.3)};
+  StrategyResult failed = Moe("x", "deepspeed-moe", 1, 0.05);
+  failed.ok = false;
+  s.insert(s.begin(), failed);  // a failed baseline is never the reference
+  SetMoeSpeedups(s);
+  EXPECT_EQ(s[1].moe->baseline, "ds1");
+  EXPECT_DOUBLE_EQ(s[1].moe->speedup, 1);
+  EXPECT_DOUBLE_EQ(s[2].moe->speedup, 2);
+  EXPECT_EQ(s[3].moe->baseline, "ds2");
+  EXPECT_DOUBLE_EQ(s[3].moe->speedup, 3);
+}
+
+TEST(MoeTableTest, Format) {
+  RunResults r;
+  r.strategies = {Moe("ds1", "deepspeed-moe", 1, 0.2), Moe("pp1", "pro-prophet", 1, 0.1)};
+  StrategyResult dense;
+  dense.name = "ddp";
+  r.strategies.push_back(dense);  // no MoE figures: not in this table
+  SetMoeSpeedups(r.strategies);
+  const std::string t = FormatMoeTable(r);
+  EXPECT_EQ(
+      t,
+      "MoE (per measured iteration; speed-up over deepspeed-moe of the same top-k)\n\n"
+      "strategy  top-k  iter mean (ms)     p50     p95     min     max  tokens/s  speed-up"
+      "  load-balance ratio  exposed a2a (ms)  placement (ms)  placement exposed (ms)  "
+      "mem/GPU (GiB)\n"
+      "--------  -----  --------------  ------  ------  ------  ------  --------  --------"
+      "  ------------------  ----------------  --------------  ----------------------  "
+      "-------------\n"
+      "ds1           1          200.00  200.00  200.00  200.00  200.00      5000     1.00x"
+      "                1.00              0.00            0.00                    0.00           "
+      "1.00\n"
+      "pp1           1          100.00  100.00  100.00  100.00  100.00     10000     2.00x"
+      "                2.50              0.00            0.00                    0.00           "
+      "1.00\n");
+  RunResults none;
+  none.strategies.push_back(dense);
+  EXPECT_EQ(FormatMoeTable(none), "");
+}
+
+}  // namespace
+}  // namespace stratasim

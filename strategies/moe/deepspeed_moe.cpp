@@ -1,0 +1,50 @@
+// DeepSpeed-MoE's expert-parallel step (deepspeed/moe/sharded_moe.py: top1gating/top2gating,
+// _capacity, MOELayer.forward), the baseline the other MoE strategies are compared against.
+#include <algorithm>
+#include <cmath>
+
+#include "core/collective_names.h"
+#include "strategies/moe/moe_graph.h"
+#include "strategies/moe/moe_setup.h"
+#include "strategies/moe/moe_strategies.h"
+
+namespace stratasim {
+
+Plan PlanDeepSpeedMoe(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const MoeSetup st = ReadMoeSetup(s, spec, opt);
+  const bool padded = opt.Choice("dispatch", "padded", {"padded", "routed"}) == "padded";
+  const bool drop = opt.Bool("drop_tokens", false);
+  const double cf = opt.Double("capacity_factor", st.capacity_factor, 1e-3, 1e3);
+  const int min_capacity = opt.Int("min_capacity", 4, 0, 1 << 30);
+  MoeSchedule sc;
+  sc.a2a_algorithm =
+      opt.Choice("algorithm", "auto", CollectiveAlgorithms(CollectiveKind::kAllToAllV));
+  opt.Finish();
+
+  // DeepSpeed's _capacity: ceil(tokens / experts * capacity_factor), top-2 doubling the
+  // factor, floored at min_capacity; per source rank (each gate sees its own micro-batch).
+  const double capacity =
+      std::max<double>(std::ceil(st.tokens_per_rank / st.experts * cf * st.top_k), min_capacity);
+  std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  for (int t = 0; t < st.iterations; ++t) {
+    for (int l = 0; l < st.layers; ++l) {
+      const TokenMatrix m = st.routing.Matrix(t, l);
+      double cap = drop ? capacity : 0;
+      if (!drop && padded) {
+        // drop_tokens=False: the capacity becomes the largest count over all ranks and experts.
+        for (const auto& row : m) cap = std::max(cap, *std::max_element(row.begin(), row.end()));
+        cap = std::max(cap, 1.0);
+      }
+      decisions[t].push_back(OwnerPlacement(m, st.experts_per_rank, cap, padded));
+    }
+  }
+  Plan plan = BuildMoePlan(st, decisions, sc);
+  plan.notes.push_back(
+      std::string("dispatch ") + (padded ? "padded to capacity" : "routed sizes") +
+      (drop ? ", tokens over capacity " + std::to_string(static_cast<long>(capacity)) + " dropped"
+            : ", no dropping"));
+  return plan;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,85 @@
+#include "strategies/moe/fastermoe.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+#include "strategies/moe/moe_graph.h"
+#include "strategies/moe/moe_setup.h"
+#include "strategies/moe/moe_strategies.h"
+
+namespace stratasim {
+
+std::vector<Replica> FasterMoeShadows(const TokenMatrix& t, int experts_per_rank,
+                                      const MoeCostModel& m) {
+  const int n = static_cast<int>(t.size());
+  const int experts = n * experts_per_rank;
+  std::vector<double> load(experts, 0);
+  for (const auto& row : t) {
+    for (int x = 0; x < experts; ++x) load[x] += row[x];
+  }
+  std::vector<int> order(experts);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load[a] > load[b]; });
+
+  auto cost = [&](const std::vector<Replica>& shadows) {
+    const LayerDecision d = ReplicatedPlacement(t, experts_per_rank, shadows, false);
+    return 3 * ExpertSeconds(d, m) + 4 * AllToAllSeconds(d, m) +
+           2.0 * shadows.size() * m.expert_bytes / m.net_Bps;
+  };
+  std::vector<Replica> shadows;
+  double best = cost(shadows);
+  for (int x : order) {
+    if (n < 2 || load[x] <= 0) break;
+    Replica r;
+    r.expert = x;
+    r.owner = x / experts_per_rank;
+    for (int k = 0; k < n; ++k) {
+      if (k != r.owner) r.holders.push_back(k);
+    }
+    shadows.push_back(r);
+    const double c = cost(shadows);
+    if (c >= best) {
+      shadows.pop_back();
+      break;
+    }
+    best = c;
+  }
+  return shadows;
+}
+
+Plan PlanFasterMoe(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const MoeSetup st = ReadMoeSetup(s, spec, opt);
+  const bool shadowing = opt.Bool("shadowing", true);
+  const bool smart = opt.Bool("smart_schedule", true);
+  const int group_size = opt.Int("group_size", 4, 1, 1 << 20);
+  opt.Finish();
+  if (smart && st.ranks % group_size != 0) {
+    throw opt.Fail("group_size",
+                   "must divide the number of GPUs (" + std::to_string(st.ranks) + ")");
+  }
+  const MoeCostModel m = MakeMoeCostModel(s, st);
+  std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  for (int t = 0; t < st.iterations; ++t) {
+    for (int l = 0; l < st.layers; ++l) {
+      const TokenMatrix tm = st.routing.Matrix(t, l);
+      const std::vector<Replica> shadows =
+          shadowing ? FasterMoeShadows(tm, st.experts_per_rank, m) : std::vector<Replica>{};
+      decisions[t].push_back(ReplicatedPlacement(tm, st.experts_per_rank, shadows, false));
+    }
+  }
+  MoeSchedule sc;
+  sc.transfers = TransferSchedule::kAfterDispatch;
+  sc.overlap_aggregation = true;
+  // With as many groups as workers a step is one pair: FasterMoE's fully pairwise exchange.
+  sc.pairwise_group_size = smart && st.ranks / group_size > 1 ? group_size : 0;
+  Plan plan = BuildMoePlan(st, decisions, sc);
+  plan.notes.push_back(
+      std::string("shadowing ") + (shadowing ? "on" : "off") + ", smart schedule " +
+      (sc.pairwise_group_size > 0 ? std::to_string(st.ranks / group_size) + " pairwise steps"
+                                  : std::string("off")));
+  return plan;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,163 @@
+#include "strategies/moe/moe_setup.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/error.h"
+#include "strategies/moe/routing_trace.h"
+
+namespace stratasim {
+namespace {
+
+bool IsExpertOp(const std::string& name) {
+  return name == "dispatch" || name == "expert_up" || name == "expert_gelu" ||
+         name == "expert_down" || name == "combine";
+}
+
+MoeLayerParts Split(const LayerCost& layer, double expert_params, double experts) {
+  MoeLayerParts p;
+  bool after = false;
+  for (const OpCost& op : layer.ops) {
+    if (IsExpertOp(op.name)) {
+      after = true;
+      continue;
+    }
+    (after ? p.post : p.pre).push_back(op);
+    p.activation_bytes += op.saved_bytes;
+  }
+  p.non_expert_params = layer.params - experts * expert_params;
+  return p;
+}
+
+std::string Fmt(const char* f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+}  // namespace
+
+ConfigError StrategyError(const StrategySpec& spec, const std::string& rule) {
+  return ConfigError(spec.where, spec.key_path, "", rule);
+}
+
+MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader& opt) {
+  const ModelSpec& m = s.model;
+  if (m.kind != "moe") {
+    throw StrategyError(spec, "MoE strategies need model.kind moe (the model is " + m.kind + ")");
+  }
+  MoeSetup st;
+  st.ranks = s.cluster.NumGpus();
+  st.experts = m.experts;
+  if (st.experts % st.ranks != 0) {
+    throw StrategyError(spec, "expert parallelism needs model.experts (" +
+                                  std::to_string(m.experts) + ") to be a multiple of the GPUs (" +
+                                  std::to_string(st.ranks) + ")");
+  }
+  st.experts_per_rank = st.experts / st.ranks;
+  const TrainingSpec& tr = s.training;
+  if (static_cast<long>(tr.micro_batch) * st.ranks != tr.global_batch) {
+    throw StrategyError(spec,
+                        "MoE strategies run one micro-batch per GPU per iteration: "
+                        "training.global_batch (" +
+                            std::to_string(tr.global_batch) + ") must equal micro_batch (" +
+                            std::to_string(tr.micro_batch) + ") x GPUs (" +
+                            std::to_string(st.ranks) + ")");
+  }
+  if (m.recompute != Recompute::kNone) {
+    throw StrategyError(spec,
+                        "MoE strategies do not model activation recomputation: model.recompute "
+                        "must be none");
+  }
+  st.top_k = opt.Int("top_k", m.top_k, 1, m.experts);
+  st.capacity_factor = m.capacity_factor;
+  st.layers = m.layers;
+  st.warmup = tr.warmup_iterations;
+  st.iterations = tr.warmup_iterations + tr.measured_iterations;
+  st.dtype = tr.precision;
+  st.hidden = m.hidden;
+  st.ffn_hidden = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
+  st.bytes_per_token = st.hidden * BytesPerElement(st.dtype);
+  st.expert_params = 2 * st.hidden * st.ffn_hidden + st.ffn_hidden + st.hidden;
+  st.workload = BuildWorkload(m, tr.micro_batch, tr.precision, tr.seed);
+  st.tokens_per_rank = static_cast<double>(tr.micro_batch) * m.sequence;
+  // layers: embedding, transformer layers, head.
+  st.non_expert_params = st.workload.layers.front().params + st.workload.layers.back().params;
+  for (int l = 0; l < st.layers; ++l) {
+    st.parts.push_back(Split(st.workload.layers[1 + l], st.expert_params, st.experts));
+    st.non_expert_params += st.parts.back().non_expert_params;
+  }
+
+  const std::string routing = opt.Choice("routing", "zipf", {"zipf", "uniform", "trace"});
+  const double skew = opt.Double("skew", 1.0, 0, 8);
+  const double drift = opt.Double("drift", 0.05, 0, 4);
+  const std::string trace = opt.Text("trace", "");
+  // A knob the chosen routing ignores is a mistake in the file, not something to drop silently.
+  if (routing != "zipf" && spec.options.count("skew") > 0) {
+    throw opt.Fail("skew", "only with routing: zipf (this strategy has routing: " + routing + ")");
+  }
+  if (routing == "trace" && spec.options.count("drift") > 0) {
+    throw opt.Fail("drift", "not with routing: trace (the trace gives every iteration)");
+  }
+  if (routing == "trace") {
+    if (trace.empty()) throw opt.Fail("trace", "routing: trace needs the trace file's path");
+    const SourceLocation where = spec.options.at("trace").where;
+    std::filesystem::path path(trace);
+    if (path.is_relative() && !s.file.empty()) {
+      path = std::filesystem::path(s.file).parent_path() / path;
+    }
+    st.routing = ReadRoutingTrace(path.string(), where);
+    auto mismatch = [&](const std::string& what, int got, int want) {
+      if (got != want) {
+        throw opt.Fail("trace", path.string() + " has " + std::to_string(got) + " " + what +
+                                    ", the scenario needs " + std::to_string(want));
+      }
+    };
+    mismatch("ranks", st.routing.ranks(), st.ranks);
+    mismatch("experts", st.routing.experts(), st.experts);
+    mismatch("layers", st.routing.layers(), st.layers);
+    if (st.routing.iterations() < st.iterations) {
+      throw opt.Fail("trace", path.string() + " has " + std::to_string(st.routing.iterations()) +
+                                  " iterations, the scenario simulates " +
+                                  std::to_string(st.iterations) + " (warm-up + measured)");
+    }
+    // Tokens per row must be those of the micro-batch times top-k, or the workload and the
+    // routing disagree on how many tokens enter each layer.
+    const double want = st.tokens_per_rank * st.top_k;
+    for (int t = 0; t < st.iterations; ++t) {
+      for (int l = 0; l < st.layers; ++l) {
+        for (int r = 0; r < st.ranks; ++r) {
+          double sum = 0;
+          for (int x = 0; x < st.experts; ++x) sum += st.routing.at(t, l, r, x);
+          if (sum != want) {
+            throw opt.Fail("trace", path.string() + ": iteration " + std::to_string(t) + " layer " +
+                                        std::to_string(l) + " rank " + std::to_string(r) +
+                                        " routes " + Fmt("%.0f", sum) +
+                                        " tokens; micro-batch tokens x top_k is " +
+                                        Fmt("%.0f", want));
+          }
+        }
+      }
+    }
+    st.routing_note = "routing replayed from " + path.string();
+  } else {
+    if (!trace.empty()) throw opt.Fail("trace", "only with routing: trace");
+    RoutingGeneratorConfig g;
+    g.iterations = st.iterations;
+    g.layers = st.layers;
+    g.ranks = st.ranks;
+    g.experts = st.experts;
+    g.tokens_per_rank = static_cast<int>(st.tokens_per_rank);
+    g.top_k = st.top_k;
+    g.skew = routing == "uniform" ? 0.0 : skew;
+    g.drift = drift;
+    g.seed = tr.seed;
+    st.routing = GenerateRouting(g);
+    st.routing_note = "routing: generated, Zipf skew " + Fmt("%g", g.skew) + ", drift " +
+                      Fmt("%g", g.drift) + ", top-" + std::to_string(st.top_k) + ", seed " +
+                      std::to_string(tr.seed);
+  }
+  return st;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,69 @@
+// What every MoE strategy starts from: the scenario's MoE model cut into the parts expert
+// parallelism treats differently, the gate's top-k, and the routing of every iteration.
+//
+// Options every MoE strategy reads (docs/moe.md):
+//   top_k     (default: the model's top_k) experts per token: 1 (Switch) or 2 (GShard).
+//   routing   zipf (default) | uniform | trace. zipf and uniform come from the seeded
+//             generator (strategies/moe/routing.h; uniform is zipf with skew 0) with the
+//             scenario's training.seed; trace replays a routing trace file.
+//   skew      (zipf, default 1.0) Zipf exponent of expert popularity.
+//   drift     (zipf/uniform, default 0.05) per-iteration drift of popularity.
+//   trace     (routing: trace) path of a routing trace file, relative to the scenario file.
+// The strategies of one scenario must give the same routing options to be compared on the
+// same routing (the report's speed-up pairs a strategy with the baseline of its top_k).
+#ifndef STRATASIM_STRATEGIES_MOE_MOE_SETUP_H_
+#define STRATASIM_STRATEGIES_MOE_MOE_SETUP_H_
+
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+#include "models/workload.h"
+#include "strategies/moe/routing.h"
+
+namespace stratasim {
+
+// A transformer layer's ops split around the MoE block.
+struct MoeLayerParts {
+  std::vector<OpCost> pre;   // attention block, norm, router and top-k gate
+  std::vector<OpCost> post;  // residual add (and a post-norm) after the combine
+  double non_expert_params = 0;
+  double activation_bytes = 0;  // saved by pre and post (the experts' are per token)
+};
+
+struct MoeSetup {
+  int ranks = 0;
+  int experts = 0;
+  int experts_per_rank = 0;  // experts live in contiguous blocks: expert x on rank x / this
+  int layers = 0;            // MoE layers (every transformer layer is one)
+  int iterations = 0;        // warm-up + measured
+  int warmup = 0;
+  int top_k = 1;
+  double capacity_factor = 1.25;  // the model's
+  double tokens_per_rank = 0;     // tokens of one rank's micro-batch
+  double hidden = 0;
+  double ffn_hidden = 0;
+  DType dtype = DType::kBF16;
+  double bytes_per_token = 0;  // hidden values of dtype: one token through the all-to-all
+  double expert_params = 0;    // one expert MLP (2 h f + f + h)
+  double non_expert_params = 0;
+  Workload workload;  // one rank's micro-batch (embedding, layers, head)
+  std::vector<MoeLayerParts> parts;
+  Routing routing;
+  std::string routing_note;
+
+  int Owner(int expert) const { return expert / experts_per_rank; }
+};
+
+// Reads the shared options (the caller reads its own and calls opt.Finish()) and builds the
+// setup. Throws ConfigError for a scenario MoE strategies cannot run: a model that is not
+// kind moe, experts not a multiple of the GPUs, global_batch != micro_batch x GPUs, a trace
+// whose sizes differ from the scenario's.
+MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader& opt);
+
+// A ConfigError about the strategy as a whole (located at it, key strategies[i]).
+ConfigError StrategyError(const StrategySpec& spec, const std::string& rule);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_STRATEGIES_MOE_MOE_SETUP_H_

@@ -1,0 +1,30 @@
+// Pro-Prophet's planner (Wang et al., arXiv 2411.10003, §4; the repository's
+// load-balancing/search_algorithm.py): a greedy search over lightweight placements.
+#ifndef STRATASIM_STRATEGIES_MOE_PRO_PROPHET_H_
+#define STRATASIM_STRATEGIES_MOE_PRO_PROPHET_H_
+
+#include <vector>
+
+#include "strategies/moe/moe_cost.h"
+#include "strategies/moe/placement.h"
+
+namespace stratasim {
+
+// Pro-Prophet's modelled time of one layer under decision `d` with `replicas` (moe_cost.h):
+// with the scheduler, T' = 4 T_A2A + 3 T_FEC + max(0, T_Trans - T_FEC - T_FNEC)
+// + max(0, T_Agg - T_BEC - T_BNEC); without, the transfers add in full.
+double ProProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
+                              bool scheduled);
+
+// From the predicted counts (the previous iteration's): repeatedly takes the most loaded
+// device's heaviest unreplicated expert and replicates it on D - 1 - n devices (the n devices
+// with the fewest tokens for it keep sending them to the owner; n chosen for the least
+// modelled time), and keeps the prefix of that list with the least modelled time. Stops when
+// max(H) - min(H) < alpha * I / E (I tokens, E experts), when the device has no expert left
+// to replicate, or after E rounds.
+std::vector<Replica> ProProphetSearch(const TokenMatrix& predicted, int experts_per_rank,
+                                      const MoeCostModel& m, double alpha, bool scheduled);
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_STRATEGIES_MOE_PRO_PROPHET_H_

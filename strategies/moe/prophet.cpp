@@ -1,0 +1,123 @@
+#include "strategies/moe/prophet.h"
+
+#include <algorithm>
+
+#include "strategies/moe/moe_graph.h"
+#include "strategies/moe/moe_setup.h"
+#include "strategies/moe/moe_strategies.h"
+
+namespace stratasim {
+namespace {
+
+// Modelled layer time: transfers hidden behind the previous layer's forward (dense compute,
+// expert compute and its two all-to-alls) and the gradient reduces behind its backward.
+double ProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
+                           bool scheduled) {
+  const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
+  double trans = 0;
+  for (const Replica& r : d.replicas) {
+    trans += (r.holders.size() + 1.0) / ranks * m.expert_bytes / m.net_Bps;
+  }
+  if (!scheduled) return 4 * a2a + 3 * fec + 2 * trans;
+  return 4 * a2a + 3 * fec + std::max(0.0, trans - (m.dense_fwd_s + fec + 2 * a2a)) +
+         std::max(0.0, trans - (m.dense_bwd_s + 2 * fec + 2 * a2a));
+}
+
+}  // namespace
+
+std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_rank,
+                                 const MoeCostModel& m, double alpha, bool scheduled) {
+  const int n = static_cast<int>(predicted.size());
+  const int experts = n * experts_per_rank;
+  std::vector<double> load(experts, 0);
+  double total = 0;
+  for (const auto& row : predicted) {
+    for (int x = 0; x < experts; ++x) {
+      load[x] += row[x];
+      total += row[x];
+    }
+  }
+  std::vector<Replica> reps;
+  LayerDecision d = ReplicatedPlacement(predicted, experts_per_rank, reps, true);
+  double best = ProphetLayerSeconds(d, n, m, scheduled);
+  const int max_copies = std::max(1, n * experts / 2);
+  for (int copy = 0; copy < max_copies && n > 1; ++copy) {
+    const std::vector<double>& h = d.load_after;
+    const auto [lo, hi] = std::minmax_element(h.begin(), h.end());
+    if (*hi - *lo < alpha * total / experts) break;
+    const int device = static_cast<int>(hi - h.begin());
+    // The heaviest expert of the device: owned there, with copies that still leave room.
+    int x = -1;
+    for (int e = device * experts_per_rank; e < (device + 1) * experts_per_rank; ++e) {
+      if (x < 0 || load[e] > load[x]) x = e;
+    }
+    auto it =
+        std::find_if(reps.begin(), reps.end(), [&](const Replica& r) { return r.expert == x; });
+    std::vector<Replica> trial = reps;
+    Replica* rep = nullptr;
+    if (it == reps.end()) {
+      trial.push_back(Replica{x, device, {}});
+      rep = &trial.back();
+    } else {
+      rep = &trial[it - reps.begin()];
+    }
+    int target = -1;
+    for (int r = 0; r < n; ++r) {
+      if (r == device ||
+          std::find(rep->holders.begin(), rep->holders.end(), r) != rep->holders.end())
+        continue;
+      if (target < 0 || h[r] < h[target]) target = r;
+    }
+    if (target < 0) break;
+    rep->holders.push_back(target);
+    LayerDecision td = ReplicatedPlacement(predicted, experts_per_rank, trial, true);
+    const double c = ProphetLayerSeconds(td, n, m, scheduled);
+    if (c >= best) break;
+    best = c;
+    reps = std::move(trial);
+    d = std::move(td);
+  }
+  return reps;
+}
+
+Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec);
+  const MoeSetup st = ReadMoeSetup(s, spec, opt);
+  const bool scheduled = opt.Bool("schedule", true);
+  const double history = opt.Double("history", 0.5, 1e-6, 1);
+  const double alpha = opt.Double("alpha", 3.0, 0, 1e6);
+  opt.Finish();
+  const MoeCostModel m = MakeMoeCostModel(s, st);
+  std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  std::vector<TokenMatrix> predicted(st.layers);
+  for (int t = 0; t < st.iterations; ++t) {
+    for (int l = 0; l < st.layers; ++l) {
+      const TokenMatrix actual = st.routing.Matrix(t, l);
+      std::vector<Replica> reps;
+      if (t > 0) {
+        const TokenMatrix prev = st.routing.Matrix(t - 1, l);
+        if (t == 1) {
+          predicted[l] = prev;
+        } else {
+          for (size_t r = 0; r < prev.size(); ++r) {
+            for (size_t x = 0; x < prev[r].size(); ++x) {
+              predicted[l][r][x] = history * prev[r][x] + (1 - history) * predicted[l][r][x];
+            }
+          }
+        }
+        reps = ProphetPlan(predicted[l], st.experts_per_rank, m, alpha, scheduled);
+      }
+      decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, true));
+    }
+  }
+  MoeSchedule sc;
+  sc.transfers = scheduled ? TransferSchedule::kPreviousLayer : TransferSchedule::kBeforeDispatch;
+  sc.overlap_aggregation = scheduled;
+  Plan plan = BuildMoePlan(st, decisions, sc);
+  plan.notes.push_back(std::string("planner: moving-average prediction, fine-grained replicas; "
+                                   "scheduler ") +
+                       (scheduled ? "layer-wise" : "off (transfers exposed)"));
+  return plan;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,72 @@
+// The tasks of a transformer layer run by a tensor-parallel group: every rank of the group
+// runs its shard of each kernel (TensorParallelShard, strategies/tensor/megatron.h) and the
+// group communicates where Megatron-LM's f and g operators sit (Shoeybi et al. 2019, §3,
+// Figure 3): an all-reduce of b*s*h elements after each row-parallel GEMM in the forward pass
+// and of each column-parallel GEMM's input gradient in the backward pass. With sequence
+// parallelism (Korthikanti et al. 2022, §4.2.2) each all-reduce becomes a reduce-scatter, and
+// an all-gather precedes each column-parallel GEMM (forward) and each row-parallel GEMM's
+// backward.
+//
+// The collectives sit on the compute stream, since the next kernel needs their result: tensor
+// parallel communication is exposed (category "tp"). Used by the tensor-parallel planner and by
+// pipeline stages that are tensor-parallel (3D parallelism).
+#ifndef STRATASIM_STRATEGIES_TENSOR_TP_LAYER_H_
+#define STRATASIM_STRATEGIES_TENSOR_TP_LAYER_H_
+
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+#include "core/task_graph.h"
+#include "models/workload.h"
+
+namespace stratasim {
+
+// Megatron-LM's split of a transformer layer, by op name (models/transformer.cpp, gpt.cpp).
+bool IsColumnParallel(const OpCost& op);  // qkv, mlp_up, gate_up, logits
+bool IsRowParallel(const OpCost& op);     // proj, mlp_down, down, embed (vocabulary-parallel)
+
+// Checks that tensor degree `t` can split `model` (a transformer whose attention and
+// key/value heads t divides); throws opt.Fail(key, rule) otherwise.
+void CheckTensorDegree(const ModelSpec& model, int t, const OptionReader& opt,
+                       const std::string& key);
+
+class TensorLayerEmitter {
+ public:
+  // `comm_bytes`: the size of one tensor-parallel collective (b*s*h elements of `dtype`).
+  TensorLayerEmitter(TaskGraph& g, DType dtype, int stream, bool sequence_parallel,
+                     double comm_bytes)
+      : g_(g), dtype_(dtype), stream_(stream), sp_(sequence_parallel), comm_bytes_(comm_bytes) {}
+
+  // Adds the forward (and the allocation of its saved activations) of `layer` on every rank of
+  // every group in `groups`, which run in lock step. last[r] (indexed by rank) is the task rank
+  // r's next task follows (-1: none); it is updated. Task names are prefix + layer/op/...
+  void Forward(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
+               const std::string& prefix, std::vector<TaskId>& last);
+  // The backward, as AddBackward (strategies/layer_tasks.h) does it, with the backward of the
+  // communication; recomputed ops re-run their forward (and its communication) first.
+  void Backward(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
+                const std::string& prefix, std::vector<TaskId>& last);
+
+ private:
+  void Comm(CollectiveKind kind, const std::vector<std::vector<int>>& groups, int iteration,
+            const std::string& name, Phase phase, std::vector<TaskId>& last);
+  void Kernel(const std::string& name, const OpCost& op, const KernelCost& cost, Phase phase,
+              const std::vector<std::vector<int>>& groups, int iteration,
+              std::vector<TaskId>& last);
+  void Memory(const std::string& name, double bytes, const std::vector<std::vector<int>>& groups,
+              int iteration);
+  void OpForward(const std::string& name, const OpCost& op, Phase phase,
+                 const std::vector<std::vector<int>>& groups, int iteration,
+                 std::vector<TaskId>& last);
+
+  TaskGraph& g_;
+  DType dtype_;
+  int stream_;
+  bool sp_;
+  double comm_bytes_;
+};
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_STRATEGIES_TENSOR_TP_LAYER_H_

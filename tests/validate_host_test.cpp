@@ -1,0 +1,257 @@
+// Validate mode on the host backend, end to end through the stratasim program: a small DDP
+// plan run for real on CPU threads and compared with its simulation, the calibration
+// round-trip, and the errors the real world throws.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "core/calibration.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Result RunCli(const std::string& args) {
+  const std::string cmd = std::string(STRATASIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() /
+               ("stratasim-validate-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A GPT small enough to train for real on two CPU threads in a fraction of a second. The
+// cluster is a stand-in: validate replaces it by the machine it measures.
+std::string TinyScenario(const std::string& precision) {
+  return "name: tiny-" + precision +
+         "\n"
+         "cluster:\n"
+         "  gpus:\n"
+         "    - {name: host-cpu, peak: {fp32: \"30GFLOPS\", bf16: \"30GFLOPS\"}, memory: "
+         "\"4GiB\",\n"
+         "       memory_bandwidth: \"10GB/s\"}\n"
+         "  servers:\n"
+         "    - {name: host, gpu: host-cpu, gpus_per_server: 2,\n"
+         "       nvswitch: {bandwidth: \"5GB/s\", latency: \"20us\"}}\n"
+         "model: {kind: gpt, layers: 1, hidden: 64, heads: 2, sequence: 32, vocabulary: 256}\n"
+         "training:\n"
+         "  global_batch: 2\n"
+         "  micro_batch: 1\n"
+         "  precision: " +
+         precision +
+         "\n"
+         "  iterations: {warmup: 1, measured: 3}\n"
+         "strategies:\n"
+         "  - {name: ddp, kind: ddp, options: {overlap: false}}\n";
+}
+
+fs::path WriteScenario(const fs::path& dir, const std::string& precision) {
+  const fs::path p = dir / ("tiny-" + precision + ".yaml");
+  std::ofstream(p) << TinyScenario(precision);
+  return p;
+}
+
+nlohmann::json Strategy(const fs::path& out) {
+  const auto j = nlohmann::json::parse(Slurp(out / "validation.json"));
+  return j.at("strategies").at(0);
+}
+
+TEST(ValidateHost, SmallDdpPlanRunsForRealAndShowsBothTimes) {
+  const fs::path dir = TempDir("ddp");
+  const fs::path out = dir / "out";
+  const Result r = RunCli("validate " + WriteScenario(dir, "fp32").string() +
+                          " --backend host --ranks 2 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("measured (ms)  simulated (ms)  error %"), std::string::npos) << r.output;
+  for (const char* row : {"ddp       iteration", "  gemm ", "  attention ", "  elementwise ",
+                          "  optimizer ", "  all_reduce "}) {
+    EXPECT_NE(r.output.find(row), std::string::npos) << row << "\n" << r.output;
+  }
+  const nlohmann::json s = Strategy(out);
+  EXPECT_TRUE(s["measured"].get<bool>());
+  EXPECT_TRUE(s["simulated"].get<bool>());
+  EXPECT_GT(s["iteration"]["measured_s"].get<double>(), 0);
+  EXPECT_GT(s["iteration"]["simulated_s"].get<double>(), 0);
+  EXPECT_EQ(s["tasks_measured"], s["tasks_total"]);
+  for (const auto& k : s["kinds"]) {
+    EXPECT_GT(k["measured_s"].get<double>(), 0) << k.dump();
+    EXPECT_GT(k["simulated_s"].get<double>(), 0) << k.dump();
+  }
+  EXPECT_EQ(Slurp(out / "validation.txt"),
+            r.output.substr(r.output.find("scenario: "), Slurp(out / "validation.txt").size()));
+  for (const char* f : {"ddp.measured.trace.json", "ddp.simulated.trace.json", "ddp.measured.json",
+                        "host-cluster.yaml"}) {
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  }
+  const auto measured = nlohmann::json::parse(Slurp(out / "ddp.measured.json"));
+  EXPECT_EQ(measured["executor"], "host");
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "temp file left behind";
+  }
+  fs::remove_all(dir);
+}
+
+// The default cost model is clearly off for a CPU in BF16: the host-cpu kind lists its FP32
+// peak for BF16 (no BF16 units; Eigen converts element by element), so the defaults predict
+// BF16 GEMMs tens of times too fast. Calibrating in BF16 measures that. Both simulations are
+// compared with the same real run, so the machine's noise cannot favour either.
+TEST(ValidateHost, CalibrationRoundTripReducesTheIterationError) {
+  const fs::path dir = TempDir("roundtrip");
+  const fs::path cal = dir / "host-bf16.yaml";
+  const Result c = RunCli(
+      "calibrate --backend host --ranks 2 --dtype bf16 --quick "
+      "--max-bytes 64KiB --out " +
+      cal.string());
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_NE(c.output.find("wrote " + cal.string()), std::string::npos) << c.output;
+  const stratasim::Calibration loaded = stratasim::LoadCalibrationFile(cal.string());
+  ASSERT_NE(loaded.FindGpu("host-cpu"), nullptr);
+  EXPECT_NE(loaded.FindCollective(stratasim::CollectiveKind::kAllReduce, 2, "host-cpu"), nullptr);
+
+  const fs::path scenario = WriteScenario(dir, "bf16");
+  const fs::path out = dir / "out";
+  const Result v = RunCli("validate " + scenario.string() + " --ranks 2 --out " + out.string() +
+                          " --calibration " + cal.string());
+  ASSERT_EQ(v.status, 0) << v.output;
+  EXPECT_NE(v.output.find("default sim (ms)  error %  calibrated sim (ms)  error %"),
+            std::string::npos)
+      << v.output;
+  const nlohmann::json it = Strategy(out)["iteration"];
+  const double before = it["default_error_percent"].get<double>();
+  const double after = it["error_percent"].get<double>();
+  EXPECT_LT(before, -50) << "the defaults should be clearly off here\n" << v.output;
+  EXPECT_LT(std::fabs(after), std::fabs(before)) << v.output;
+  EXPECT_TRUE(fs::exists(out / "ddp.simulated-defaults.trace.json"));
+
+  // `stratasim run` takes the same file.
+  const Result run = RunCli("run " + scenario.string() + " --out " + (dir / "run").string() +
+                            " --calibration " + cal.string());
+  EXPECT_EQ(run.status, 0) << run.output;
+  fs::remove_all(dir);
+}
+
+TEST(ValidateHost, FewerRanksThanThePlanNeedsEndsBeforeRunning) {
+  const fs::path out = TempDir("ranks");
+  const std::string quickstart = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  const Result r =
+      RunCli("validate " + quickstart + " --backend host --ranks 2 --out " + out.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("stratasim validate: " + quickstart +
+                          ": the scenario's cluster has 16 GPUs but backend host offers 2 ranks "
+                          "(threads; --ranks N sets more): nothing was run"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(out);
+}
+
+TEST(ValidateHost, OutOfMemoryEndsTheRunAndKeepsWhatWasMeasured) {
+  const fs::path dir = TempDir("oom");
+  const fs::path out = dir / "out";
+  // Model states and gradient buckets take 1.31 MiB per rank: the first layer's forward pass
+  // runs, then its activations (150 KiB) no longer fit.
+  const Result r = RunCli("validate " + WriteScenario(dir, "fp32").string() +
+                          " --ranks 2 --memory-per-rank 1.4MiB --out " + out.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("ddp       FAILED: out of memory: host backend: out of memory on rank"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(activations), bringing the rank to 1.46 MiB of its 1.40 MiB"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("tasks measured, kept in " + out.string() + "/ddp.measured.json"),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json s = Strategy(out);
+  EXPECT_FALSE(s["measured"].get<bool>());
+  EXPECT_GT(s["tasks_measured"].get<int>(), 0) << "the tasks run before the failure are lost";
+  EXPECT_LT(s["tasks_measured"].get<int>(), s["tasks_total"].get<int>());
+  const auto trace = nlohmann::json::parse(Slurp(out / "ddp.measured.json"));
+  int finished = 0, timed = 0;
+  const auto& starts = trace["records"]["start_s"];
+  const auto& ends = trace["records"]["end_s"];
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    finished += ends[i].get<double>() >= 0 ? 1 : 0;
+    timed += ends[i].get<double>() > starts[i].get<double>() ? 1 : 0;
+  }
+  EXPECT_EQ(finished, s["tasks_measured"].get<int>());
+  EXPECT_GT(timed, 0) << "no compute task of the first layer was kept";
+  fs::remove_all(dir);
+}
+
+TEST(ValidateHost, CudaBackendWithoutADeviceEndsWithTheReason) {
+  const fs::path dir = TempDir("cuda");
+  const Result r = RunCli("validate " + WriteScenario(dir, "fp32").string() +
+                          " --backend cuda --out " + (dir / "out").string());
+  if (r.status == 0) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "a CUDA device is present: the cuda backend ran";
+  }
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_EQ(r.output.rfind("stratasim validate: ", 0), 0u) << r.output;
+  // Either this build has no CUDA backend, or it has one and no device.
+  EXPECT_TRUE(r.output.find("backend 'cuda' is not available") != std::string::npos ||
+              r.output.find("cuda backend: no CUDA device") != std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
+TEST(ValidateHost, BadCommandLinesAreRefusedWithTheRule) {
+  const std::string quickstart = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  Result r = RunCli("validate " + quickstart + " --backend tpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim validate: --backend tpu: must be host or cuda\n");
+  r = RunCli("validate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim validate: the scenario file is required\n");
+  r = RunCli("validate " + quickstart + " --iterations 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim validate: --iterations must be >= 1\n");
+  r = RunCli("validate " + quickstart + " --memory-per-rank 12parsecs");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("stratasim validate: --memory-per-rank: not"), std::string::npos)
+      << r.output;
+  r = RunCli("calibrate --dtype fp99");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim calibrate: --dtype fp99: not a type\n");
+  r = RunCli("calibrate --dtype int8 --ranks 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("stratasim calibrate: --dtype int8: calibrate: host-cpu has no peak "
+                          "for int8\n"),
+            std::string::npos)
+      << r.output;
+  r = RunCli("calibrate --min-bytes 1MiB --max-bytes 1KiB");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim calibrate: --min-bytes must be >= 4 and <= --max-bytes\n");
+}
+
+}  // namespace

@@ -1,0 +1,518 @@
+#include "validate/cuda/cuda_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/cuda_check.h"
+#include "kernels/device_buffer.h"
+#include "kernels/gemm.h"
+#include "validate/backend.h"
+#include "validate/cuda/nccl_ops.h"
+#include "validate/cuda/task_kernels.h"
+
+namespace stratasim::validate::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using kernels::DeviceBuffer;
+using kernels::PinnedBuffer;
+
+// How long the GPUs may take to drain after the last task was enqueued before the run is
+// declared hung (a collective whose peers never come) and its communicators are aborted.
+constexpr double kDrainTimeoutS = 600;
+
+double Seconds(Clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+std::size_t Bytes(double b) { return static_cast<std::size_t>(std::ceil(std::max(0.0, b))); }
+
+std::string Gib(double bytes) { return std::to_string(bytes / (1024.0 * 1024 * 1024)) + " GiB"; }
+
+// What one rank (device, host thread) owns.
+struct RankState {
+  // Members free device resources: make this rank's device current for them.
+  ~RankState() { cudaSetDevice(rank); }
+
+  int rank = 0;
+  std::vector<cudaStream_t> streams;  // by graph stream index; nullptr where unused
+  // Per graph stream that runs compute tasks: its own cuBLAS handle and workspace (cuBLAS
+  // kernels on concurrent streams must not share a workspace: stream-K GEMMs keep counters in
+  // it) and its own scratch buffers.
+  std::vector<std::unique_ptr<kernels::Blas>> blas;
+  std::vector<std::unique_ptr<KernelLauncher>> launchers;
+  DeviceBuffer coll_send, coll_recv, p2p, copy_device;
+  PinnedBuffer copy_host;
+  double need_coll_send = 0, need_coll_recv = 0, need_p2p = 0, need_copy = 0;
+  std::vector<std::pair<void*, double>> ledger;  // kMemory allocations, in order
+  double allocated = 0;
+  cudaEvent_t origin = nullptr;
+  double origin_host_s = 0;
+};
+
+class CudaRun {
+ public:
+  CudaRun(const TaskGraph& g, const CudaRunLimits& limits)
+      : g_(g),
+        limits_(limits),
+        ranks_(g.num_ranks()),
+        start_(g.tasks().size()),
+        end_(g.tasks().size()),
+        recorded_(g.tasks().size()),
+        enqueued_(g.tasks().size()),
+        plans_(g.tasks().size()),
+        peer_task_(g.tasks().size(), -1),
+        clique_(g.tasks().size(), nullptr) {}
+
+  ~CudaRun() { Release(); }
+
+  ExecutionTrace Execute();
+
+ private:
+  void Prepare();
+  void BuildCliques();
+  void RankMain(int r);
+  void SetUp(RankState& s);
+  void Enqueue(RankState& s, const Task& t);
+  void Memory(RankState& s, const Task& t, cudaStream_t stream);
+  void WaitEnqueued(TaskId dep);
+  bool Barrier();
+  void Fail(BackendError::Kind kind, const std::string& message);
+  void Drain();
+  ExecutionTrace Trace() const;
+  void Release();
+
+  const TaskGraph& g_;
+  const CudaRunLimits limits_;
+  std::vector<RankState> ranks_;
+  std::vector<cudaEvent_t> start_, end_;
+  std::vector<char> recorded_;
+  std::vector<std::atomic<bool>> enqueued_;
+  std::vector<KernelPlan> plans_;
+  std::vector<TaskId> peer_task_;
+  std::vector<ncclComm_t> clique_;  // per collective member / send / recv task
+  Communicators comms_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<bool> abort_{false};
+  int barrier_count_ = 0;
+  int barrier_generation_ = 0;
+  bool failed_ = false;
+  BackendError::Kind kind_ = BackendError::Kind::kExecution;
+  std::string message_;
+};
+
+void CudaRun::Fail(BackendError::Kind kind, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_) {
+      failed_ = true;
+      kind_ = kind;
+      message_ = message;
+    }
+    abort_ = true;  // under the lock: a waiter cannot miss it between its check and its wait
+  }
+  cv_.notify_all();
+}
+
+bool CudaRun::Barrier() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int generation = barrier_generation_;
+  if (++barrier_count_ == static_cast<int>(ranks_.size())) {
+    barrier_count_ = 0;
+    ++barrier_generation_;
+    cv_.notify_all();
+  } else {
+    cv_.wait(lock, [&] { return barrier_generation_ != generation || abort_; });
+  }
+  return !abort_;
+}
+
+void CudaRun::WaitEnqueued(TaskId dep) {
+  if (enqueued_[dep]) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return enqueued_[dep].load() || abort_.load(); });
+}
+
+void CudaRun::Prepare() {
+  std::map<int, TaskId> sends, recvs;  // by tag
+  for (std::size_t r = 0; r < ranks_.size(); ++r) ranks_[r].rank = static_cast<int>(r);
+  for (const Task& t : g_.tasks()) {
+    RankState& s = ranks_[t.rank];
+    switch (t.kind) {
+      case TaskKind::kCompute:
+        plans_[t.id] = PlanKernel(t);
+        break;
+      case TaskKind::kCollective: {
+        const auto [send, recv] = CollectiveBufferBytes(g_.collectives()[t.collective]);
+        s.need_coll_send = std::max(s.need_coll_send, send);
+        s.need_coll_recv = std::max(s.need_coll_recv, recv);
+        break;
+      }
+      case TaskKind::kSend:
+      case TaskKind::kRecv:
+        s.need_p2p = std::max(s.need_p2p, t.bytes);
+        (t.kind == TaskKind::kSend ? sends : recvs)[t.tag] = t.id;
+        break;
+      case TaskKind::kCopy:
+        s.need_copy = std::max(s.need_copy, t.bytes);
+        break;
+      case TaskKind::kMemory:
+        break;
+    }
+  }
+  for (const auto& [tag, send] : sends) {
+    const auto it = recvs.find(tag);
+    if (it == recvs.end()) continue;  // TaskGraph::Validate guarantees pairs
+    peer_task_[send] = it->second;
+    peer_task_[it->second] = send;
+  }
+}
+
+void CudaRun::BuildCliques() {
+  for (std::size_t c = 0; c < g_.collectives().size(); ++c) {
+    const Collective& col = g_.collectives()[c];
+    std::vector<int> key = col.ranks;
+    key.push_back(-1);
+    for (TaskId m : col.members) key.push_back(g_.task(m).stream);
+    const std::vector<ncclComm_t>& comms = comms_.Clique(key, col.ranks);
+    for (std::size_t i = 0; i < col.members.size(); ++i) clique_[col.members[i]] = comms[i];
+  }
+  std::vector<int> all(g_.num_ranks());
+  for (int r = 0; r < g_.num_ranks(); ++r) all[r] = r;
+  for (const Task& t : g_.tasks()) {
+    if (t.kind != TaskKind::kSend || peer_task_[t.id] < 0) continue;
+    const Task& recv = g_.task(peer_task_[t.id]);
+    // One all-ranks clique per (send stream, receive stream): see nccl_ops.h.
+    const std::vector<ncclComm_t>& comms = comms_.Clique({-2, t.stream, recv.stream}, all);
+    clique_[t.id] = comms[t.rank];
+    clique_[recv.id] = comms[recv.rank];
+  }
+}
+
+void CudaRun::SetUp(RankState& s) {
+  STRATASIM_CUDA_CHECK(cudaSetDevice(s.rank));
+  // Keep freed pool memory in the pool during the run (no OS round trips inside timed work).
+  cudaMemPool_t pool;
+  STRATASIM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, s.rank));
+  std::uint64_t threshold = UINT64_MAX;
+  STRATASIM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  s.streams.assign(g_.streams().size(), nullptr);
+  for (const Task& t : g_.tasks()) {
+    if (t.rank != s.rank) continue;
+    if (s.streams[t.stream] == nullptr) {
+      STRATASIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.streams[t.stream], cudaStreamNonBlocking));
+    }
+    STRATASIM_CUDA_CHECK(cudaEventCreate(&start_[t.id]));
+    STRATASIM_CUDA_CHECK(cudaEventCreate(&end_[t.id]));
+  }
+  s.blas.resize(g_.streams().size());
+  s.launchers.resize(g_.streams().size());
+  for (const Task& t : g_.tasks()) {
+    if (t.rank != s.rank || t.kind != TaskKind::kCompute) continue;
+    if (!s.launchers[t.stream]) {
+      s.blas[t.stream] = std::make_unique<kernels::Blas>();
+      s.launchers[t.stream] = std::make_unique<KernelLauncher>(*s.blas[t.stream]);
+    }
+    s.launchers[t.stream]->Reserve(plans_[t.id]);
+  }
+  for (std::size_t st = 0; st < s.launchers.size(); ++st) {
+    if (s.launchers[st])
+      s.launchers[st]->Allocate(limits_.seed + 1000003ULL * s.rank + 7 * st, nullptr);
+  }
+  s.coll_send = DeviceBuffer(Bytes(s.need_coll_send));
+  s.coll_recv = DeviceBuffer(Bytes(s.need_coll_recv));
+  s.p2p = DeviceBuffer(Bytes(s.need_p2p));
+  s.copy_device = DeviceBuffer(Bytes(s.need_copy));
+  s.copy_host = PinnedBuffer(Bytes(s.need_copy));
+  STRATASIM_CUDA_CHECK(cudaEventCreate(&s.origin));
+  STRATASIM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void CudaRun::Memory(RankState& s, const Task& t, cudaStream_t stream) {
+  if (t.memory_delta_bytes > 0) {
+    const double limit = limits_.memory_limit_bytes_per_rank;
+    if (limit > 0 && s.allocated + t.memory_delta_bytes > limit) {
+      throw BackendError(BackendError::Kind::kOutOfMemory,
+                         "rank " + std::to_string(s.rank) + ": task " + std::to_string(t.id) +
+                             " '" + t.name + "' allocates " + Gib(t.memory_delta_bytes) +
+                             " on top of " + Gib(s.allocated) + ": over the limit of " +
+                             Gib(limit) + " per rank");
+    }
+    void* p = nullptr;
+    const cudaError_t err = cudaMallocAsync(&p, Bytes(t.memory_delta_bytes), stream);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      throw BackendError(BackendError::Kind::kOutOfMemory,
+                         "rank " + std::to_string(s.rank) + " (device " + std::to_string(s.rank) +
+                             "): task " + std::to_string(t.id) + " '" + t.name + "' allocates " +
+                             Gib(t.memory_delta_bytes) + " on top of " + Gib(s.allocated) +
+                             " held by the plan: " +
+                             (err == cudaErrorMemoryAllocation ? "out of device memory"
+                                                               : cudaGetErrorString(err)));
+    }
+    s.ledger.emplace_back(p, t.memory_delta_bytes);
+    s.allocated += t.memory_delta_bytes;
+    return;
+  }
+  // A free: release the latest allocations (LIFO, as activations are freed in reverse);
+  // a block larger than what is left to free is replaced by one of its remainder.
+  double left = -t.memory_delta_bytes;
+  while (left > 0 && !s.ledger.empty()) {
+    auto [p, size] = s.ledger.back();
+    s.ledger.pop_back();
+    STRATASIM_CUDA_CHECK(cudaFreeAsync(p, stream));
+    s.allocated -= size;
+    if (size > left) {
+      void* rest = nullptr;
+      STRATASIM_CUDA_CHECK(cudaMallocAsync(&rest, Bytes(size - left), stream));
+      s.ledger.emplace_back(rest, size - left);
+      s.allocated += size - left;
+      left = 0;
+    } else {
+      left -= size;
+    }
+  }
+}
+
+void CudaRun::Enqueue(RankState& s, const Task& t) {
+  cudaStream_t stream = s.streams[t.stream];
+  for (TaskId dep : t.deps) {
+    const Task& d = g_.task(dep);
+    if (d.rank == t.rank && d.stream == t.stream) continue;  // stream order
+    if (d.rank != t.rank) WaitEnqueued(dep);
+    if (abort_) return;
+    STRATASIM_CUDA_CHECK(cudaStreamWaitEvent(stream, end_[dep], 0));
+  }
+  STRATASIM_CUDA_CHECK(cudaEventRecord(start_[t.id], stream));
+  switch (t.kind) {
+    case TaskKind::kCompute:
+      s.launchers[t.stream]->Launch(plans_[t.id], stream);
+      break;
+    case TaskKind::kCollective:
+      EnqueueCollective(
+          g_.collectives()[t.collective],
+          static_cast<int>(std::find(g_.collectives()[t.collective].ranks.begin(),
+                                     g_.collectives()[t.collective].ranks.end(), t.rank) -
+                           g_.collectives()[t.collective].ranks.begin()),
+          clique_[t.id], s.coll_send.get(), s.coll_recv.get(), stream);
+      break;
+    case TaskKind::kSend:
+      STRATASIM_NCCL_CHECK(
+          ncclSend(s.p2p.get(), Bytes(t.bytes), ncclInt8, t.peer, clique_[t.id], stream));
+      break;
+    case TaskKind::kRecv:
+      STRATASIM_NCCL_CHECK(
+          ncclRecv(s.p2p.get(), Bytes(t.bytes), ncclInt8, t.peer, clique_[t.id], stream));
+      break;
+    case TaskKind::kCopy:
+      if (t.bytes > 0) {
+        const bool h2d = t.copy == CopyDirection::kHostToDevice;
+        STRATASIM_CUDA_CHECK(
+            cudaMemcpyAsync(h2d ? s.copy_device.get() : s.copy_host.get(),
+                            h2d ? s.copy_host.get() : s.copy_device.get(), Bytes(t.bytes),
+                            h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
+      }
+      break;
+    case TaskKind::kMemory:
+      Memory(s, t, stream);
+      break;
+  }
+  STRATASIM_CUDA_CHECK(cudaEventRecord(end_[t.id], stream));
+  recorded_[t.id] = 1;
+}
+
+void CudaRun::RankMain(int r) {
+  RankState& s = ranks_[r];
+  try {
+    SetUp(s);
+    if (!Barrier()) return;
+    // Common origin: every device idle, each records its origin as the host barrier opens.
+    STRATASIM_CUDA_CHECK(cudaEventRecord(s.origin, nullptr));
+    STRATASIM_CUDA_CHECK(cudaEventSynchronize(s.origin));
+    s.origin_host_s = Seconds(Clock::now());
+    if (!Barrier()) return;
+    for (const Task& t : g_.tasks()) {
+      if (abort_) return;
+      if (t.rank != r) continue;
+      try {
+        Enqueue(s, t);
+      } catch (const BackendError&) {
+        throw;
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        const bool oom = what.find("out of device memory") != std::string::npos;
+        throw BackendError(oom ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
+                           "rank " + std::to_string(r) + ": task " + std::to_string(t.id) + " '" +
+                               t.name + "': " + what);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);  // see Fail: no lost wake-up
+        enqueued_[t.id] = true;
+      }
+      cv_.notify_all();
+    }
+  } catch (const BackendError& e) {
+    Fail(e.kind(), e.what());
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    Fail(what.find("out of device memory") != std::string::npos ? BackendError::Kind::kOutOfMemory
+                                                                : BackendError::Kind::kExecution,
+         "rank " + std::to_string(r) + ": " + what);
+  }
+}
+
+// Waits for every device to finish, polling so that a hung collective can be aborted.
+void CudaRun::Drain() {
+  const Clock::time_point deadline =
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kDrainTimeoutS));
+  for (RankState& s : ranks_) {
+    cudaSetDevice(s.rank);
+    for (cudaStream_t st : s.streams) {
+      if (st == nullptr) continue;
+      while (true) {
+        const cudaError_t q = cudaStreamQuery(st);
+        if (q == cudaSuccess) break;
+        if (q != cudaErrorNotReady) {
+          cudaGetLastError();
+          // A stream-ordered allocation may report its failure only when the stream runs.
+          Fail(q == cudaErrorMemoryAllocation ? BackendError::Kind::kOutOfMemory
+                                              : BackendError::Kind::kExecution,
+               "rank " + std::to_string(s.rank) + ": the device reported " + cudaGetErrorString(q));
+          break;
+        }
+        if (Clock::now() > deadline) {
+          Fail(BackendError::Kind::kCommunication,
+               "rank " + std::to_string(s.rank) + ": tasks still running " +
+                   std::to_string(kDrainTimeoutS) +
+                   " s after the last was enqueued (a collective or transfer whose peers never "
+                   "joined?); NCCL communicators aborted");
+          comms_.AbortAll();
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+  }
+}
+
+ExecutionTrace CudaRun::Execute() {
+  if (g_.num_ranks() > limits_.devices) {
+    throw BackendError(BackendError::Kind::kTooFewRanks,
+                       "the plan needs " + std::to_string(g_.num_ranks()) +
+                           " ranks (one CUDA device each) but this machine has " +
+                           std::to_string(limits_.devices) +
+                           " visible CUDA device(s): validate runs plans at the size the "
+                           "devices allow (ranks <= devices)");
+  }
+  Prepare();
+  BuildCliques();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < g_.num_ranks(); ++r) threads.emplace_back([this, r] { RankMain(r); });
+  for (std::thread& t : threads) t.join();
+  if (failed_) comms_.AbortAll();  // unblock NCCL kernels waiting for peers that stopped
+  Drain();
+  ExecutionTrace trace = Trace();
+  if (failed_) throw BackendError(kind_, message_, trace);
+  return trace;
+}
+
+ExecutionTrace CudaRun::Trace() const {
+  ExecutionTrace trace;
+  trace.executor = "cuda";
+  trace.num_ranks = g_.num_ranks();
+  trace.streams = g_.streams();
+  trace.collective_algorithms.assign(g_.collectives().size(), "");
+  trace.records.resize(g_.tasks().size());
+  std::vector<char> done(g_.tasks().size(), 0);
+  const double host0 = ranks_.empty() ? 0 : ranks_[0].origin_host_s;
+  for (const Task& t : g_.tasks()) {
+    TraceRecord& rec = trace.records[t.id];
+    rec.task = t.id;
+    rec.rank = t.rank;
+    rec.stream = t.stream;
+    rec.start_s = rec.end_s = rec.peers_joined_s = -1;
+    const RankState& s = ranks_[t.rank];
+    if (!recorded_[t.id] || s.origin == nullptr) continue;
+    cudaSetDevice(t.rank);
+    if (cudaEventQuery(end_[t.id]) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    float start_ms = 0, end_ms = 0;
+    if (cudaEventElapsedTime(&start_ms, s.origin, start_[t.id]) != cudaSuccess ||
+        cudaEventElapsedTime(&end_ms, s.origin, end_[t.id]) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    const double offset = s.origin_host_s - host0;
+    rec.start_s = offset + start_ms * 1e-3;
+    rec.end_s = std::max(rec.start_s, offset + end_ms * 1e-3);
+    rec.peers_joined_s = rec.start_s;
+    if (t.kind == TaskKind::kMemory) rec.end_s = rec.start_s;
+    done[t.id] = 1;
+    trace.makespan_s = std::max(trace.makespan_s, rec.end_s);
+  }
+  // Peers joined when the last member's stream reached the collective (or both ends of a
+  // transfer were ready), as the simulator defines it.
+  for (const Collective& c : g_.collectives()) {
+    double joined = 0;
+    bool all = true;
+    for (TaskId m : c.members) {
+      all = all && done[m];
+      joined = std::max(joined, trace.records[m].start_s);
+    }
+    if (!all) continue;
+    for (TaskId m : c.members) trace.records[m].peers_joined_s = joined;
+  }
+  for (const Task& t : g_.tasks()) {
+    const TaskId p = peer_task_[t.id];
+    if (p < 0 || !done[t.id] || !done[p]) continue;
+    trace.records[t.id].peers_joined_s =
+        std::max(trace.records[t.id].start_s, trace.records[p].start_s);
+  }
+  return trace;
+}
+
+void CudaRun::Release() {
+  for (RankState& s : ranks_) {
+    if (cudaSetDevice(s.rank) != cudaSuccess) continue;
+    cudaDeviceSynchronize();
+    for (auto& [p, size] : s.ledger) cudaFree(p);
+    s.ledger.clear();
+    for (cudaStream_t st : s.streams) {
+      if (st != nullptr) cudaStreamDestroy(st);
+    }
+    s.streams.clear();
+    if (s.origin != nullptr) cudaEventDestroy(s.origin);
+    s.origin = nullptr;
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, s.rank) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  }
+  for (std::size_t i = 0; i < start_.size(); ++i) {
+    if (start_[i] != nullptr) cudaEventDestroy(start_[i]);
+    if (end_[i] != nullptr) cudaEventDestroy(end_[i]);
+    start_[i] = end_[i] = nullptr;
+  }
+  cudaGetLastError();
+}
+
+}  // namespace
+
+ExecutionTrace ExecuteOnCuda(const TaskGraph& g, const CudaRunLimits& limits) {
+  CudaRun run(g, limits);
+  return run.Execute();
+}
+
+}  // namespace stratasim::validate::cuda
