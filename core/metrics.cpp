@@ -5,44 +5,10 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/intervals.h"
 
 namespace stratasim {
 namespace {
-
-using Interval = std::pair<double, double>;
-
-// Sorts and merges overlapping intervals.
-std::vector<Interval> Union(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (i.second <= i.first) continue;
-    if (!out.empty() && i.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, i.second);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
-// Length of (a minus b), both merged unions, clipped to [lo, hi].
-double ExclusiveLength(const std::vector<Interval>& a, const std::vector<Interval>& b, double lo,
-                       double hi) {
-  double total = 0;
-  size_t j = 0;
-  for (const Interval& i : a) {
-    double s = std::max(i.first, lo), e = std::min(i.second, hi);
-    if (e <= s) continue;
-    double covered = 0;
-    while (j < b.size() && b[j].second <= s) ++j;
-    for (size_t k = j; k < b.size() && b[k].first < e; ++k) {
-      covered += std::max(0.0, std::min(e, b[k].second) - std::max(s, b[k].first));
-    }
-    total += (e - s) - covered;
-  }
-  return total;
-}
 
 bool IsCommunication(TaskKind k) {
   return k == TaskKind::kCollective || k == TaskKind::kSend || k == TaskKind::kRecv ||

@@ -6,51 +6,10 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/intervals.h"
 
 namespace stratasim {
 namespace {
-
-using Interval = std::pair<double, double>;
-
-std::vector<Interval> Union(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (i.second <= i.first) continue;
-    if (!out.empty() && i.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, i.second);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
-double Length(const std::vector<Interval>& a, double lo, double hi) {
-  double total = 0;
-  for (const Interval& i : a)
-    total += std::max(0.0, std::min(hi, i.second) - std::max(lo, i.first));
-  return total;
-}
-
-// Length of the union `a` not covered by the union `b`, within [lo, hi].
-double Uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b, double lo,
-                 double hi) {
-  // Both are sorted and disjoint: one pass with a cursor into b.
-  double total = 0;
-  size_t j = 0;
-  for (const Interval& i : a) {
-    const double s = std::max(i.first, lo), e = std::min(i.second, hi);
-    if (e <= s) continue;
-    while (j < b.size() && b[j].second <= s) ++j;
-    double covered = 0;
-    for (size_t k = j; k < b.size() && b[k].first < e; ++k) {
-      covered += std::max(0.0, std::min(e, b[k].second) - std::max(s, b[k].first));
-    }
-    total += (e - s) - covered;
-  }
-  return total;
-}
 
 // Nearest-rank percentile of sorted values.
 double Percentile(const std::vector<double>& sorted, double p) {
@@ -113,9 +72,9 @@ MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup,
   for (int r = 0; r < n; ++r) {
     const std::vector<Interval> busy = Union(compute[r]);
     const std::vector<Interval> p = Union(placement[r]);
-    exposed += Uncovered(Union(a2a[r]), busy, lo, hi);
-    moved += Length(p, lo, hi);
-    moved_exposed += Uncovered(p, busy, lo, hi);
+    exposed += ExclusiveLength(Union(a2a[r]), busy, lo, hi);
+    moved += CoveredLength(p, lo, hi);
+    moved_exposed += ExclusiveLength(p, busy, lo, hi);
   }
   const double per = n > 0 ? 1.0 / (n * measured) : 0;
   m.exposed_a2a_s = exposed * per;
