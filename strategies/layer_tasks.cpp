@@ -95,6 +95,33 @@ TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType pr
   return AddMemory(g, at, "optimizer_states", "optimizer", b.optimizer);
 }
 
+std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
+                                        CollectiveKind kind, double bytes, DType dtype, int stream,
+                                        int iteration, const std::string& name,
+                                        const std::vector<TaskId>& deps,
+                                        const std::string& category, Phase phase) {
+  std::vector<TaskId> member_of(g.num_ranks(), -1);
+  for (const std::vector<int>& ranks : groups) {
+    Collective c;
+    c.kind = kind;
+    c.ranks = ranks;
+    c.bytes = bytes;
+    c.dtype = dtype;
+    Task member;
+    member.stream = stream;
+    member.iteration = iteration;
+    member.phase = phase;
+    member.category = category;
+    member.name = name;
+    const std::vector<TaskId> ids = g.AddCollective(c, member);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      member_of[ranks[i]] = ids[i];
+      if (deps[ranks[i]] >= 0) g.AddDep(ids[i], deps[ranks[i]]);
+    }
+  }
+  return member_of;
+}
+
 double AdamStateBytesPerParam(DType precision) { return AdamStateBytes(1, precision).Total(); }
 
 Task AdamStepTask(double params, DType precision) {

@@ -3,6 +3,7 @@
 #define STRATASIM_STRATEGIES_LAYER_TASKS_H_
 
 #include <string>
+#include <vector>
 
 #include "core/task_graph.h"
 #include "models/memory.h"
@@ -39,6 +40,16 @@ TaskId AddMemory(TaskGraph& g, const TaskPlace& at, const std::string& name,
 // "optimizer". Returns the id of the last.
 TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType precision,
                       StateSharding sharding = {});
+
+// Adds one collective of `kind` per group in `groups` (members in group order), its member
+// tasks on `stream` named `name`, each after deps[rank] when that is >= 0 (deps is indexed by
+// rank). Returns each rank's member id, -1 for ranks in no group.
+std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
+                                        CollectiveKind kind, double bytes, DType dtype, int stream,
+                                        int iteration, const std::string& name,
+                                        const std::vector<TaskId>& deps,
+                                        const std::string& category = "dp",
+                                        Phase phase = Phase::kCommunication);
 
 // Bytes of model state per parameter with Adam: AdamStateBytes(1, precision).Total().
 double AdamStateBytesPerParam(DType precision);

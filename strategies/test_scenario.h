@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/scenario.h"
+#include "strategies/plan.h"
 
 namespace stratasim::testing {
 
@@ -55,6 +56,16 @@ inline StrategySpec SpecOf(const std::string& name, const std::string& kind,
     spec.options[k] = OptionValue{v, SourceLocation{"s.yaml", 9, 5}};
   }
   return spec;
+}
+
+// What planning `spec` on `s` raises as a ConfigError (its full text), or "no error".
+inline std::string PlanErrorOf(const Scenario& s, const StrategySpec& spec) {
+  try {
+    PlanStrategy(s, spec);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace stratasim::testing

@@ -8,40 +8,17 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
+using stratasim::testing::RunCli;
+using stratasim::testing::Slurp;
+using Result = stratasim::testing::CliResult;
 
-Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(STRATASIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path TempDir(const std::string& name) {
-  fs::path d =
-      fs::temp_directory_path() / ("stratasim-cli-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path TempDir(const std::string& name) { return stratasim::testing::TempDir("cli-test", name); }
 
 const std::string kQuickstart = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
 
@@ -62,6 +39,17 @@ TEST(Cli, QuickstartWritesAllOutputsAndPrintsTheTable) {
       RunCli("replay " + kQuickstart + " " + (out / "ddp-overlap-25MiB.graph.json").string() +
              " --out " + (out / "replay").string());
   ASSERT_EQ(replay.status, 0) << replay.output;
+  fs::remove_all(out);
+}
+
+TEST(Cli, NoTracesLeavesTheChromeTracesOut) {
+  const fs::path out = TempDir("no-traces");
+  const Result r =
+      RunCli("run " + kQuickstart + " -s ddp-no-overlap --no-traces --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "results.json"));
+  EXPECT_FALSE(fs::exists(out / "ddp-no-overlap.trace.json"));
+  EXPECT_EQ(r.output.find("trace.json"), std::string::npos) << r.output;
   fs::remove_all(out);
 }
 

@@ -14,40 +14,18 @@
 #include <string>
 
 #include "core/calibration.h"
+#include "tests/cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(STRATASIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using stratasim::testing::RunCli;
+using stratasim::testing::Slurp;
+using Result = stratasim::testing::CliResult;
 
 fs::path TempDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() /
-               ("stratasim-validate-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return stratasim::testing::TempDir("validate-test", name);
 }
 
 // A GPT small enough to train for real on two CPU threads in a fraction of a second. The

@@ -321,42 +321,21 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
                        const std::string& what) {
       for (int x = 0; x < t; ++x) cur[group[x]] = from[first_slot + x];
       if (!gather) return;
-      Collective c;
-      c.kind = CollectiveKind::kAllGather;
-      c.ranks = group;
-      c.bytes = bytes;
-      c.dtype = tr.precision;
-      Task member;
-      member.stream = compute;
-      member.iteration = at.iteration;
-      member.phase = Phase::kCommunication;
-      member.category = "pp";
-      member.name = at.prefix + "gather_" + what;
-      const std::vector<TaskId> ids = g.AddCollective(c, member);
-      for (int x = 0; x < t; ++x) {
-        g.AddDep(ids[x], cur[group[x]]);
-        cur[group[x]] = ids[x];
-      }
+      const std::vector<TaskId> member_of =
+          AddGroupCollectives(g, {group}, CollectiveKind::kAllGather, bytes, tr.precision, compute,
+                              at.iteration, at.prefix + "gather_" + what, cur, "pp");
+      for (int x : group) cur[x] = member_of[x];
     };
 
+    // A data-parallel all-reduce of `ranks`, member q after after[q]; awaited by the next step.
+    std::vector<TaskId> after_of(gpus, -1);
     auto all_reduce = [&](const std::vector<int>& ranks, double bytes, int iteration,
                           const std::string& name, const std::vector<TaskId>& after) {
-      Collective c;
-      c.kind = CollectiveKind::kAllReduce;
-      c.ranks = ranks;
-      c.bytes = bytes;
-      c.dtype = tr.precision;
-      Task member;
-      member.stream = dp;
-      member.iteration = iteration;
-      member.phase = Phase::kCommunication;
-      member.category = "dp";
-      member.name = name;
-      const std::vector<TaskId> ids = g.AddCollective(c, member);
-      for (size_t q = 0; q < ranks.size(); ++q) {
-        if (after[q] >= 0) g.AddDep(ids[q], after[q]);
-        dp_members[ranks[q]].push_back(ids[q]);
-      }
+      for (size_t q = 0; q < ranks.size(); ++q) after_of[ranks[q]] = after[q];
+      const std::vector<TaskId> member_of =
+          AddGroupCollectives(g, {ranks}, CollectiveKind::kAllReduce, bytes, tr.precision, dp,
+                              iteration, name, after_of);
+      for (int r : ranks) dp_members[r].push_back(member_of[r]);
     };
 
     // Every replica produced chunk j's final gradients: all-reduce them bucket by bucket.

@@ -21,12 +21,7 @@ StrategySpec ThreeD(std::map<std::string, std::string> options) {
 }
 
 std::string ErrorOf(const Scenario& s, const StrategySpec& spec) {
-  try {
-    PlanPipeline(s, spec);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::PlanErrorOf(s, spec);
 }
 
 TEST(ThreeD, WrongProductIsRejectedWithTheNumbers) {

@@ -58,34 +58,6 @@ Groups MakeGroups(const Scenario& s, bool per_server, const OptionReader& opt) {
   return g;
 }
 
-// Adds one collective per group in `groups`; returns each rank's member id (-1 for ranks in
-// no group).
-std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
-                                        CollectiveKind kind, double bytes, DType dtype, int stream,
-                                        int it, const std::string& name,
-                                        const std::vector<TaskId>& deps) {
-  std::vector<TaskId> member_of(g.num_ranks(), -1);
-  for (const std::vector<int>& ranks : groups) {
-    Collective c;
-    c.kind = kind;
-    c.ranks = ranks;
-    c.bytes = bytes;
-    c.dtype = dtype;
-    Task member;
-    member.stream = stream;
-    member.iteration = it;
-    member.phase = Phase::kCommunication;
-    member.category = "dp";
-    member.name = name;
-    const std::vector<TaskId> ids = g.AddCollective(c, member);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      member_of[ranks[i]] = ids[i];
-      if (deps[ranks[i]] >= 0) g.AddDep(ids[i], deps[ranks[i]]);
-    }
-  }
-  return member_of;
-}
-
 std::string Name(int it, int mb, const std::string& what) {
   return "it" + std::to_string(it) + (mb >= 0 ? "/mb" + std::to_string(mb) : "") + "/" + what;
 }

@@ -172,28 +172,16 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
     }
     std::vector<std::vector<TaskId>> reduced;  // per bucket, per rank
     if (d > 1) {
+      std::vector<std::vector<int>> data_groups(t);  // ranks j, j + t, j + 2t...
+      for (int j = 0; j < t; ++j) {
+        for (int q = 0; q < d; ++q) data_groups[j].push_back(q * t + j);
+      }
       for (size_t k = 0; k < buckets.size(); ++k) {
-        std::vector<TaskId> member_of(gpus, -1);
-        for (int j = 0; j < t; ++j) {
-          Collective c;
-          c.kind = CollectiveKind::kAllReduce;
-          for (int q = 0; q < d; ++q) c.ranks.push_back(q * t + j);
-          c.bytes = buckets[k].params * grad_bytes;
-          c.dtype = tr.precision;
-          Task member;
-          member.stream = comm;
-          member.iteration = it;
-          member.phase = Phase::kCommunication;
-          member.category = "dp";
-          member.name = "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k);
-          const std::vector<TaskId> ids = g.AddCollective(c, member);
-          for (int q = 0; q < d; ++q) {
-            const int r = q * t + j;
-            g.AddDep(ids[q], grads_ready[buckets[k].ready_after_layer][r]);
-            member_of[r] = ids[q];
-          }
-        }
-        reduced.push_back(member_of);
+        reduced.push_back(
+            AddGroupCollectives(g, data_groups, CollectiveKind::kAllReduce,
+                                buckets[k].params * grad_bytes, tr.precision, comm, it,
+                                "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k),
+                                grads_ready[buckets[k].ready_after_layer]));
       }
     }
     for (int r = 0; r < gpus; ++r) {

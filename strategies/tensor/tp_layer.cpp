@@ -34,24 +34,11 @@ void CheckTensorDegree(const ModelSpec& m, int t, const OptionReader& opt, const
 void TensorLayerEmitter::Comm(CollectiveKind kind, const std::vector<std::vector<int>>& groups,
                               int iteration, const std::string& name, Phase phase,
                               std::vector<TaskId>& last) {
+  if (groups.empty() || groups.front().size() < 2) return;  // t = 1: nothing to exchange
+  const std::vector<TaskId> member_of = AddGroupCollectives(
+      g_, groups, kind, comm_bytes_, dtype_, stream_, iteration, name, last, "tp", phase);
   for (const std::vector<int>& ranks : groups) {
-    if (ranks.size() < 2) continue;
-    Collective c;
-    c.kind = kind;
-    c.ranks = ranks;
-    c.bytes = comm_bytes_;
-    c.dtype = dtype_;
-    Task member;
-    member.stream = stream_;
-    member.iteration = iteration;
-    member.phase = phase;
-    member.category = "tp";
-    member.name = name;
-    const std::vector<TaskId> ids = g_.AddCollective(c, member);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      if (last[ranks[i]] >= 0) g_.AddDep(ids[i], last[ranks[i]]);
-      last[ranks[i]] = ids[i];
-    }
+    for (int r : ranks) last[r] = member_of[r];
   }
 }
 
