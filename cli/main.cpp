@@ -1,6 +1,6 @@
 // stratasim: which parallel-training strategy is fastest on this cluster, for this model.
 //
-//   stratasim run SCENARIO.yaml [--out DIR] [--strategy NAME]... [--write-graphs]
+//   stratasim run SCENARIO.yaml [--out DIR] [--strategy NAME]... [--write-graphs] [--no-traces]
 //                 [--calibration FILE]
 //   stratasim replay SCENARIO.yaml GRAPH.json [--out DIR]
 //   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
@@ -77,11 +77,12 @@ po::variables_map Parse(const std::vector<std::string>& args, const po::options_
 
 std::string DefaultOutDir(const Scenario& s) { return "stratasim-out/" + s.name; }
 
-int Finish(const std::string& out, const RunResults& results) {
+int Finish(const std::string& out, const RunResults& results, bool traces = true) {
   std::cout << FormatComparisonTable(results);
   const std::string moe = FormatMoeTable(results);
   if (!moe.empty()) std::cout << "\n" << moe;
-  std::cout << "outputs: " << out << "/results.json, results.csv, <strategy>.trace.json\n";
+  std::cout << "outputs: " << out << "/results.json, results.csv"
+            << (traces ? ", <strategy>.trace.json" : "") << "\n";
   for (const StrategyResult& r : results.strategies) {
     if (!r.ok) return 1;
   }
@@ -96,6 +97,7 @@ int Run(const std::vector<std::string>& args) {
       "strategy,s", po::value<std::vector<std::string>>()->composing(),
       "run only this strategy (repeatable)")(
       "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json")(
+      "no-traces", po::bool_switch(), "do not write the Chrome traces (<name>.trace.json)")(
       "calibration", po::value<std::string>(),
       "calibration file (written by validate mode); overrides the scenario's");
   po::positional_options_description pos;
@@ -118,8 +120,9 @@ int Run(const std::vector<std::string>& args) {
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);
-  WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>());
-  return Finish(out, results);
+  const bool traces = !vm["no-traces"].as<bool>();
+  WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>(), traces);
+  return Finish(out, results, traces);
 }
 
 int Replay(const std::vector<std::string>& args) {

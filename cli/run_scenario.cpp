@@ -141,12 +141,14 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
 }
 
 void WriteOutputs(const std::string& dir, const RunResults& results,
-                  const std::vector<StrategyRun>& runs, bool write_graphs) {
+                  const std::vector<StrategyRun>& runs, bool write_graphs, bool write_traces) {
   CreateDirectories(dir);
   for (const StrategyRun& run : runs) {
     if (!run.result.ok) continue;
-    WriteFileAtomically(dir + "/" + run.result.name + ".trace.json",
-                        ChromeTraceJson(run.graph, run.trace));
+    if (write_traces) {
+      WriteFileAtomically(dir + "/" + run.result.name + ".trace.json",
+                          ChromeTraceJson(run.graph, run.trace));
+    }
     if (write_graphs) {
       WriteFileAtomically(dir + "/" + run.result.name + ".graph.json", TaskGraphToJson(run.graph));
     }

@@ -37,9 +37,11 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
 RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
 
 // Writes results.json, results.csv and, per strategy, <name>.trace.json (Chrome/Perfetto)
-// and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`.
+// and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`. Without
+// `write_traces` the Chrome traces are left out (a 100-iteration MoE run writes ~75 MB each).
 void WriteOutputs(const std::string& dir, const RunResults& results,
-                  const std::vector<StrategyRun>& runs, bool write_graphs);
+                  const std::vector<StrategyRun>& runs, bool write_graphs,
+                  bool write_traces = true);
 
 }  // namespace stratasim
 
