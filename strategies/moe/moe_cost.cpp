@@ -61,4 +61,24 @@ double ExpertSeconds(const LayerDecision& d, const MoeCostModel& m) {
   return *std::max_element(c.begin(), c.end()) * m.token_s;
 }
 
+double ReplicaTransferSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m) {
+  double seconds = 0;
+  for (const Replica& r : d.replicas) {
+    seconds += (r.holders.size() + 1.0) / ranks * m.expert_bytes / m.net_Bps;
+  }
+  return seconds;
+}
+
+std::vector<double> ExpertLoads(const TokenMatrix& predicted, double* total) {
+  std::vector<double> load(predicted.empty() ? 0 : predicted.front().size(), 0);
+  *total = 0;
+  for (const auto& row : predicted) {
+    for (size_t x = 0; x < load.size(); ++x) {
+      load[x] += row[x];
+      *total += row[x];
+    }
+  }
+  return load;
+}
+
 }  // namespace stratasim

@@ -36,6 +36,14 @@ MoeCostModel MakeMoeCostModel(const Scenario& s, const MoeSetup& st);
 double AllToAllSeconds(const LayerDecision& d, const MoeCostModel& m);
 // Max over ranks of the tokens it computes, in forward seconds.
 double ExpertSeconds(const LayerDecision& d, const MoeCostModel& m);
+// Broadcast of the replicated experts' parameters to their holders over `ranks` GPUs
+// (Pro-Prophet's T_Trans(s, n) = s (D - n) size(params) / (D B), summed over the replicas), in
+// seconds; the gradients' aggregation moves the same bytes.
+double ReplicaTransferSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m);
+
+// Per expert, the tokens routed to it from every rank (`predicted[rank][expert]`); `total`
+// receives their sum.
+std::vector<double> ExpertLoads(const TokenMatrix& predicted, double* total);
 
 }  // namespace stratasim
 

@@ -14,10 +14,7 @@ double ProProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostMo
   const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
   // T_Trans(s, n) = s (D - n) size(params) / (D B), summed over the replicated experts;
   // T_Agg moves the same bytes of gradients.
-  double trans = 0;
-  for (const Replica& r : d.replicas) {
-    trans += (r.holders.size() + 1.0) / ranks * m.expert_bytes / m.net_Bps;
-  }
+  const double trans = ReplicaTransferSeconds(d, ranks, m);
   const double agg = trans;
   if (!scheduled) return 4 * a2a + 3 * fec + trans + agg;
   return 4 * a2a + 3 * fec + std::max(0.0, trans - fec - m.dense_fwd_s) +
@@ -28,14 +25,8 @@ std::vector<Replica> ProProphetSearch(const TokenMatrix& predicted, int experts_
                                       const MoeCostModel& m, double alpha, bool scheduled) {
   const int n = static_cast<int>(predicted.size());
   const int experts = n * experts_per_rank;
-  std::vector<double> load(experts, 0);
   double total = 0;
-  for (const auto& row : predicted) {
-    for (int x = 0; x < experts; ++x) {
-      load[x] += row[x];
-      total += row[x];
-    }
-  }
+  const std::vector<double> load = ExpertLoads(predicted, &total);
   std::vector<Replica> list;
   std::vector<char> replicated(experts, 0);
   LayerDecision d = ReplicatedPlacement(predicted, experts_per_rank, list, false);

@@ -14,10 +14,7 @@ namespace {
 double ProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
                            bool scheduled) {
   const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
-  double trans = 0;
-  for (const Replica& r : d.replicas) {
-    trans += (r.holders.size() + 1.0) / ranks * m.expert_bytes / m.net_Bps;
-  }
+  const double trans = ReplicaTransferSeconds(d, ranks, m);
   if (!scheduled) return 4 * a2a + 3 * fec + 2 * trans;
   return 4 * a2a + 3 * fec + std::max(0.0, trans - (m.dense_fwd_s + fec + 2 * a2a)) +
          std::max(0.0, trans - (m.dense_bwd_s + 2 * fec + 2 * a2a));
@@ -29,14 +26,8 @@ std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_r
                                  const MoeCostModel& m, double alpha, bool scheduled) {
   const int n = static_cast<int>(predicted.size());
   const int experts = n * experts_per_rank;
-  std::vector<double> load(experts, 0);
   double total = 0;
-  for (const auto& row : predicted) {
-    for (int x = 0; x < experts; ++x) {
-      load[x] += row[x];
-      total += row[x];
-    }
-  }
+  const std::vector<double> load = ExpertLoads(predicted, &total);
   std::vector<Replica> reps;
   LayerDecision d = ReplicatedPlacement(predicted, experts_per_rank, reps, true);
   double best = ProphetLayerSeconds(d, n, m, scheduled);
