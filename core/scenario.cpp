@@ -109,7 +109,9 @@ void OptionReader::Finish() const {
 }
 
 ConfigError OptionReader::Fail(const std::string& key, const std::string& rule) const {
-  std::string path = spec_.key_path + ".options." + key;
+  // An empty key: a rule about the strategy as a whole (its kind, or how it meets the
+  // training setup), located at the strategy itself.
+  std::string path = key.empty() ? spec_.key_path : spec_.key_path + ".options." + key;
   auto it = spec_.options.find(key);
   if (it == spec_.options.end()) return ConfigError(spec_.where, path, "", rule);
   return ConfigError(it->second.where, path, it->second.text, rule);

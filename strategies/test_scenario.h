@@ -45,13 +45,14 @@ inline Scenario TinyGptScenario(const TinyGpt& t) {
   return s;
 }
 
-// A spec as strategies[0] of s.yaml, every option located at line 9, column 5.
+// A spec as strategies[0] of s.yaml, at line 8, column 5, every option at line 9, column 5.
 inline StrategySpec SpecOf(const std::string& name, const std::string& kind,
                            const std::map<std::string, std::string>& options) {
   StrategySpec spec;
   spec.name = name;
   spec.kind = kind;
   spec.key_path = "strategies[0]";
+  spec.where = SourceLocation{"s.yaml", 8, 5};
   for (const auto& [k, v] : options) {
     spec.options[k] = OptionValue{v, SourceLocation{"s.yaml", 9, 5}};
   }

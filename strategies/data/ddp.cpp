@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "models/memory.h"
 #include "models/workload.h"
+#include "strategies/batching.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
@@ -32,14 +33,8 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
 
   const TrainingSpec& tr = s.training;
   const int gpus = s.cluster.NumGpus();
-  const long per_step = static_cast<long>(tr.micro_batch) * gpus;
-  if (tr.global_batch % per_step != 0) {
-    throw opt.Fail("", "data parallelism over " + std::to_string(gpus) +
-                           " GPUs needs training.global_batch (" + std::to_string(tr.global_batch) +
-                           ") to be a multiple of micro_batch (" + std::to_string(tr.micro_batch) +
-                           ") x " + std::to_string(gpus));
-  }
-  const int micro_batches = static_cast<int>(tr.global_batch / per_step);
+  const int micro_batches = MicroBatchesPerReplica(
+      tr, gpus, "data parallelism over " + std::to_string(gpus) + " GPUs", opt);
 
   // Every micro-batch has the same shape; a sampled workload (GraphSAGE) uses the counts of one
   // sampled mini-batch for all of them.

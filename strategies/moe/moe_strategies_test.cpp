@@ -253,7 +253,7 @@ TEST(MoeStrategiesTest, BadInput) {
                     "s.yaml:9:5: strategies[0].options.group_size = \"3\": must divide the "
                     "number of GPUs (8)");
   ExpectConfigError(s, SpecOf("x", "prophet", {{"routing", "trace"}}),
-                    "<input>: strategies[0].options.trace: routing: trace needs the trace "
+                    "s.yaml:8:5: strategies[0].options.trace: routing: trace needs the trace "
                     "file's path");
   ExpectConfigError(s, SpecOf("x", "prophet", {{"trace", "t.txt"}}),
                     "s.yaml:9:5: strategies[0].options.trace = \"t.txt\": only with routing: "
@@ -272,17 +272,17 @@ TEST(MoeStrategiesTest, BadInput) {
   Scenario dense = s;
   dense.model.kind = "gpt";
   ExpectConfigError(dense, SpecOf("x", "deepspeed-moe", {}),
-                    "<input>: strategies[0]: MoE strategies need model.kind moe (the model is "
+                    "s.yaml:8:5: strategies[0]: MoE strategies need model.kind moe (the model is "
                     "gpt)");
   Scenario few = s;
   few.model.experts = 12;
   ExpectConfigError(few, SpecOf("x", "deepspeed-moe", {}),
-                    "<input>: strategies[0]: expert parallelism needs model.experts (12) to be a "
+                    "s.yaml:8:5: strategies[0]: expert parallelism needs model.experts (12) to be a "
                     "multiple of the GPUs (8)");
   Scenario batch = s;
   batch.training.global_batch = 16;
   ExpectConfigError(batch, SpecOf("x", "deepspeed-moe", {}),
-                    "<input>: strategies[0]: MoE strategies run one micro-batch per GPU per "
+                    "s.yaml:8:5: strategies[0]: MoE strategies run one micro-batch per GPU per "
                     "iteration: training.global_batch (16) must equal micro_batch (1) x GPUs (8)");
 }
 

@@ -7,6 +7,7 @@
 #include "models/memory.h"
 #include "models/ops.h"
 #include "models/recompute.h"
+#include "strategies/batching.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 #include "strategies/tensor/tp_layer.h"
@@ -112,16 +113,10 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   CheckTensorDegree(m, t, opt, "degree");
   const int d = gpus / t;
   const TrainingSpec& tr = s.training;
-  const long per_step = static_cast<long>(tr.micro_batch) * d;
-  if (tr.global_batch % per_step != 0) {
-    throw opt.Fail("", "tensor parallelism of degree " + std::to_string(t) + " on " +
-                           std::to_string(gpus) + " GPUs leaves " + std::to_string(d) +
-                           " data-parallel replica(s): training.global_batch (" +
-                           std::to_string(tr.global_batch) +
-                           ") must be a multiple of micro_batch (" +
-                           std::to_string(tr.micro_batch) + ") x " + std::to_string(d));
-  }
-  const int micro_batches = static_cast<int>(tr.global_batch / per_step);
+  const int micro_batches = MicroBatchesPerReplica(
+      tr, d,
+      "tensor parallelism of degree " + std::to_string(t) + " on " + std::to_string(gpus) + " GPUs",
+      opt);
 
   ModelSpec plain = m;
   plain.recompute = Recompute::kNone;
