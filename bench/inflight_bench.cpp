@@ -57,8 +57,8 @@ double SecondsPerComm(int k, int per_pair) {
     sg4::Host* a = zone->create_host("a" + id, 1e9);
     sg4::Host* b = zone->create_host("b" + id, 1e9);
     sg4::Link* l = zone->create_link("l" + id, 1e10)->set_latency(1e-6)->seal();
-    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr,
-                    {sg4::LinkInRoute(l)}, false);
+    zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(l)},
+                    false);
     chains.src.push_back(a);
     chains.dst.push_back(b);
   }
@@ -89,16 +89,19 @@ int main(int argc, char** argv) {
   if (argc > 1) {
     points.clear();
     std::stringstream list(argv[1]);
-    for (std::string item; std::getline(list, item, ',');) points.push_back(std::atoi(item.c_str()));
+    for (std::string item; std::getline(list, item, ',');)
+      points.push_back(std::atoi(item.c_str()));
   }
   const int comms = argc > 2 ? std::atoi(argv[2]) : 200000;
   if (argc > 3) {  // child: one simulation
-    std::printf("%.3f\n", 1e6 * SecondsPerComm(std::atoi(argv[3]), std::max(1, comms / std::atoi(argv[3]))));
+    std::printf("%.3f\n",
+                1e6 * SecondsPerComm(std::atoi(argv[3]), std::max(1, comms / std::atoi(argv[3]))));
     return 0;
   }
   std::printf("%10s %14s\n", "in flight", "us per Comm");
   for (int k : points) {
-    const std::string cmd = std::string(argv[0]) + " x " + std::to_string(comms) + " " + std::to_string(k);
+    const std::string cmd =
+        std::string(argv[0]) + " x " + std::to_string(comms) + " " + std::to_string(k);
     FILE* child = popen(cmd.c_str(), "r");
     double us = -1;
     if (child == nullptr || std::fscanf(child, "%lf", &us) != 1) us = -1;

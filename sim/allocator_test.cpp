@@ -13,7 +13,8 @@ TEST(Allocator, ProgramsUseTheConfiguredMalloc) {
   // jemalloc exports mallctl; glibc does not.
   void* mallctl = dlsym(RTLD_DEFAULT, "mallctl");
 #ifdef STRATASIM_JEMALLOC
-  ASSERT_NE(mallctl, nullptr) << "built with STRATASIM_ALLOCATOR=jemalloc but jemalloc is not loaded";
+  ASSERT_NE(mallctl, nullptr)
+      << "built with STRATASIM_ALLOCATOR=jemalloc but jemalloc is not loaded";
   // And it is the malloc in use, not merely loaded: jemalloc's usable size of a 24-byte
   // request is its 32-byte size class, glibc's is 24.
   using UsableSize = size_t (*)(void*);

@@ -32,6 +32,8 @@ struct CollectiveState {
   std::vector<int> flows_left;                 // per member
   std::vector<char> joined;                    // per member
   std::vector<char> started;                   // per flow
+  std::vector<double> before_s;                // per flow: fixed time before its transfer
+  std::vector<double> after_s;                 // per flow: fixed time after its transfer
   int members_joined = 0;
   int members_done = 0;
 };
@@ -308,6 +310,7 @@ class Executor {
     s.member_flows.assign(n, {});
     s.flows_left.assign(n, 0);
     s.started.assign(nf, 0);
+    SetFixedTimes(c, &s);
     for (size_t f = 0; f < nf; ++f) {
       const Flow& flow = s.program.flows[f];
       s.deps_left[f] = static_cast<int>(flow.deps.size());
@@ -319,13 +322,45 @@ class Executor {
     }
   }
 
+  // The fixed times of each flow besides its Comm's route latency: before the transfer its
+  // protocol delay, after it its extra route latencies (a stream flow standing for several
+  // steps); in a latency group, split so that its whole fixed time (delay + route latencies)
+  // is the group's mean (see Flow::latency_group).
+  void SetFixedTimes(const Collective& c, CollectiveState* s) {
+    const std::vector<Flow>& flows = s->program.flows;
+    s->before_s.resize(flows.size());
+    for (size_t f = 0; f < flows.size(); ++f) s->before_s[f] = flows[f].delay_s;
+    s->after_s.assign(flows.size(), 0);
+    std::unordered_map<int, std::pair<double, int>> group_sum;  // group -> (sum, count)
+    for (size_t f = 0; f < flows.size(); ++f) {
+      const Flow& flow = flows[f];
+      if (flow.extra_route_latencies <= 0 && flow.latency_group < 0) continue;
+      const double latency = RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
+      s->after_s[f] = flow.extra_route_latencies * latency;
+      if (flow.latency_group >= 0) {
+        auto& [sum, count] = group_sum[flow.latency_group];
+        sum += flow.delay_s + latency + s->after_s[f];
+        ++count;
+      }
+    }
+    for (size_t f = 0; f < flows.size(); ++f) {
+      const Flow& flow = flows[f];
+      if (flow.latency_group < 0) continue;
+      const auto& [sum, count] = group_sum[flow.latency_group];
+      const double rest =
+          std::max(0.0, sum / count - RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]));
+      s->before_s[f] = std::min(flow.delay_s, rest);
+      s->after_s[f] = rest - s->before_s[f];
+    }
+  }
+
   void TryStartFlow(int ci, int f) {
     CollectiveState& s = collectives_[ci];
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
-    if (flow.delay_s > 0) {
-      After(flow.delay_s, What::kFlowDelay, ci, f);
+    if (s.before_s[f] > 0) {
+      After(s.before_s[f], What::kFlowDelay, ci, f);
     } else {
       StartFlowComm(ci, f);
     }
@@ -339,16 +374,13 @@ class Executor {
         What::kFlowComm, ci, f);
   }
 
-  // A stream-fidelity flow stands for several pipelined steps: each pays the route latency.
   void FlowCommDone(int ci, int f) {
-    const Flow& flow = collectives_[ci].program.flows[f];
-    if (flow.extra_route_latencies <= 0) {
+    const double after = collectives_[ci].after_s[f];
+    if (after <= 0) {
       FlowDone(ci, f);
       return;
     }
-    const Collective& c = g_.collectives()[ci];
-    const double latency = RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
-    After(flow.extra_route_latencies * latency, What::kFlowLatency, ci, f);
+    After(after, What::kFlowLatency, ci, f);
   }
 
   double RouteLatency(int src, int dst) {

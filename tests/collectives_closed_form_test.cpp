@@ -113,6 +113,37 @@ TEST(RingAllReduceAcrossServers, MatchesAlphaBeta) {
   }
 }
 
+// A ring with slow hops (NIC) and fast ones (NVSwitch), latency-bound: a step's data crosses
+// every edge in turn, so the critical path pays the ring's mean hop latency per step. Stream,
+// one flow per edge, gives each edge that mean (Flow::latency_group) and lands on
+//   T = b + 2(N-1) mean_e(delta_e + alpha_e) + 2(N-1)/N S / B_nic,
+// near step; charging each edge its own latency put the NIC edges at 2(N-1)(delta_net +
+// alpha_net), 1.5x step here.
+TEST(RingAllReduceMixedHops, StreamPaysTheRingsMeanHopLatency) {
+  NvSwitchOptions o;
+  o.servers = 2;
+  o.gpus_per_server = 4;
+  o.nics = 4;
+  const int n = 8;
+  const double bytes = 256e3;
+  const double nv = Step("ring", sim::HopKind::kNvLink) + 2 * o.nvswitch_latency_s;
+  const double net = Step("ring", sim::HopKind::kNet) + 2 * o.nic_latency_s + o.switch_latency_s;
+  const double mean = (6 * nv + 2 * net) / 8;
+  const double expected =
+      Base("ring") + 2.0 * (n - 1) * mean + 2.0 * (n - 1) / n * bytes / o.nic_Bps;
+  const double stream = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes,
+                                {"ring", "simple", 1, Fidelity::kStream})
+                            .seconds;
+  const double step = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, n, bytes,
+                              {"ring", "simple", 1, Fidelity::kStep})
+                          .seconds;
+  EXPECT_NEAR(stream, expected, 0.01 * expected);
+  EXPECT_NEAR(stream, step, 0.1 * step);
+  const double own_latency =
+      Base("ring") + 2.0 * (n - 1) * net + 2.0 * (n - 1) / n * bytes / o.nic_Bps;
+  EXPECT_GT(own_latency, 1.3 * step);
+}
+
 // Reduce-scatter and all-gather are half a ring all-reduce.
 TEST(RingHalfCollectives, MatchAlphaBeta) {
   NvSwitchOptions o;

@@ -12,15 +12,17 @@ void CoalesceIndependentFlows(FlowProgram* program) {
   for (const Flow& f : flows) {
     for (int d : f.deps) depended_on[d] = 1;
   }
-  using Key = std::tuple<int, int, double, int>;  // src, dst, delay, extra latencies
-  std::map<Key, int> merged_into;                 // key -> index in `out`
+  // src, dst, delay, extra latencies, latency group (a group's mean latency must stay the
+  // mean over its own edges, so flows of different groups are not merged)
+  using Key = std::tuple<int, int, double, int, int>;
+  std::map<Key, int> merged_into;  // key -> index in `out`
   std::vector<int> new_index(flows.size(), -1);
   std::vector<Flow> out;
   out.reserve(flows.size());
   for (size_t i = 0; i < flows.size(); ++i) {
     Flow& f = flows[i];
     if (f.deps.empty() && !depended_on[i]) {
-      const Key key{f.src, f.dst, f.delay_s, f.extra_route_latencies};
+      const Key key{f.src, f.dst, f.delay_s, f.extra_route_latencies, f.latency_group};
       auto it = merged_into.find(key);
       if (it != merged_into.end()) {
         out[it->second].bytes += f.bytes;

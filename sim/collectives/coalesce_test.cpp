@@ -25,6 +25,17 @@ TEST(Coalesce, MergesIndependentFlowsOnTheSameEdge) {
   EXPECT_DOUBLE_EQ(p.flows[2].bytes, 7);  // another delay: kept apart
 }
 
+TEST(Coalesce, KeepsFlowsOfDifferentLatencyGroupsApart) {
+  FlowProgram p;
+  p.flows = {F(0, 1, 10), F(0, 1, 20), F(0, 1, 30)};
+  p.flows[1].latency_group = 0;
+  p.flows[2].latency_group = 1;
+  CoalesceIndependentFlows(&p);
+  ASSERT_EQ(p.flows.size(), 3u);
+  EXPECT_EQ(p.flows[1].latency_group, 0);
+  EXPECT_EQ(p.flows[2].latency_group, 1);
+}
+
 TEST(Coalesce, KeepsFlowsInDependencyChainsAndRemapsTheirDeps) {
   FlowProgram p;
   // 0 and 2 share an edge but 0 feeds 3; 1 and 4 merge; 3 depends on 0.

@@ -34,6 +34,9 @@ class FlowBuilder {
   int Add(int src, int dst, double bytes, std::vector<int> deps, int latency_steps = 1,
           int extra_route_latencies = 0);
   int size() const { return static_cast<int>(program_.flows.size()); }
+  // A fresh Flow::latency_group id.
+  int NewLatencyGroup() { return next_latency_group_++; }
+  void SetLatencyGroup(int id, int group) { program_.flows[id].latency_group = group; }
   const Flow& flow(int id) const { return program_.flows[id]; }
 
   FlowProgram& program() { return program_; }
@@ -42,6 +45,7 @@ class FlowBuilder {
  private:
   FlowProgram program_;
   std::vector<int> latency_steps_;
+  int next_latency_group_ = 0;
 };
 
 // Concatenation of the flow lists of `members` (e.g. the entry dependencies of both ends of a

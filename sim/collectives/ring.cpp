@@ -16,12 +16,14 @@ void RingPhase(const std::vector<int>& order, int steps, double step_bytes, bool
   }
   if (n < 2 || steps < 1) return;
   const int rounds = stream ? 1 : steps;
+  const int group = stream ? b->NewLatencyGroup() : -1;
   std::vector<std::vector<int>> id(rounds, std::vector<int>(n));  // [step][position]
   for (int k = 0; k < rounds; ++k) {
     for (int j = 0; j < n; ++j) {
       const int src = order[j], dst = order[(j + 1) % n];
       if (stream) {
         id[k][j] = b->Add(src, dst, steps * step_bytes, Union(entry, {src, dst}), steps, steps - 1);
+        b->SetLatencyGroup(id[k][j], group);
       } else if (k == 0) {
         id[k][j] = b->Add(src, dst, step_bytes, Union(entry, {src, dst}));
       } else {

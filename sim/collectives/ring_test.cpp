@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "sim/collectives/lowering.h"
@@ -99,6 +100,17 @@ TEST(Ring, StreamIsOneFlowPerEdgeWithTheSameBytesAndTheLatencyTerms) {
                      BaseLatencySeconds("ring", Protocol::kSimple) +
                          14 * StepLatencySeconds("ring", Protocol::kSimple, HopKind::kNvLink));
   }
+}
+
+TEST(Ring, StreamFlowsOfOneRingShareALatencyGroupStepFlowsHaveNone) {
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(2, 8, 8), Iota(16));
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(16), 16e6);
+  for (const Flow& f : Lower(c, v, 2).flows) EXPECT_EQ(f.latency_group, -1);
+  // Two channels: two rings, two groups of 16 edges each (channels are not merged across
+  // groups, so each group's mean latency is over its own ring).
+  std::map<int, int> edges_per_group;
+  for (const Flow& f : Lower(c, v, 2, Fidelity::kStream).flows) ++edges_per_group[f.latency_group];
+  EXPECT_EQ(edges_per_group, (std::map<int, int>{{0, 16}, {1, 16}}));
 }
 
 // NICs through which the inter-server flows leave server 0.
