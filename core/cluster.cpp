@@ -25,8 +25,7 @@ GpuLocation ClusterSpec::Locate(int rank) const {
     int n = g.count * g.gpus_per_server;
     if (rank < first_rank + n) {
       int offset = rank - first_rank;
-      return GpuLocation{gi, first_server + offset / g.gpus_per_server,
-                         offset % g.gpus_per_server};
+      return GpuLocation{gi, first_server + offset / g.gpus_per_server, offset % g.gpus_per_server};
     }
     first_rank += n;
     first_server += g.count;

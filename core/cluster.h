@@ -12,10 +12,12 @@
 
 namespace stratasim {
 
-// One direction of a full-duplex connection: each direction has this bandwidth on its own.
+// A connection. Full duplex (the default, as NVLink, PCIe and InfiniBand are): each
+// direction has `bandwidth_Bps` on its own. Half duplex: both directions share it.
 struct LinkSpec {
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  bool full_duplex = true;
 };
 
 // Every GPU has a port of `link` bandwidth per direction into a non-blocking switch

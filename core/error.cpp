@@ -20,8 +20,7 @@ std::string Format(const SourceLocation& where, const std::string& key, const st
 
 }  // namespace
 
-ConfigError::ConfigError(SourceLocation where, std::string key, std::string value,
-                         std::string rule)
+ConfigError::ConfigError(SourceLocation where, std::string key, std::string value, std::string rule)
     : std::runtime_error(Format(where, key, value, rule)),
       where_(std::move(where)),
       key_(std::move(key)),

@@ -19,6 +19,8 @@
 //                uplink: {bandwidth: ..., latency: ...},     # default: the pcie link
 //                socket_link: {bandwidth: "20.8GB/s", latency: "1us"}}  # needed if sockets > 1
 //         nics: {count: 8, bandwidth: "200Gb/s", latency: "1us"}  # needed if > 1 server
+//         # every link map above also takes `duplex: full | half` (default full: each
+//         # direction has the bandwidth on its own; half: both directions share it)
 //     network:                       # needed if > 1 server
 //       kind: single_switch | leaf_spine
 //       latency: "1us"               # per switch crossed, default 0
@@ -168,6 +170,8 @@ class Loader {
 
   // Sections.
   LinkSpec Link(const Map& m) const;
+  // `duplex: full | half`, if given.
+  void ReadDuplex(const Map& m, LinkSpec* link) const;
   std::vector<GpuSpec> CustomGpus(const Field& f) const;
   ClusterSpec Cluster(const Field& f) const;
   GroupRead Group(const Field& f, const std::vector<GpuSpec>& custom,
@@ -304,7 +308,16 @@ LinkSpec Loader::Link(const Map& m) const {
   LinkSpec link;
   link.bandwidth_Bps = Bandwidth(m.Require("bandwidth"));
   if (auto f = m.Get("latency")) link.latency_s = Seconds(*f);
+  ReadDuplex(m, &link);
   return link;
+}
+
+void Loader::ReadDuplex(const Map& m, LinkSpec* link) const {
+  auto f = m.Get("duplex");
+  if (!f) return;
+  const std::string mode = f->value.IsScalar() ? f->value.Scalar() : "";
+  if (mode != "full" && mode != "half") Fail(*f, "must be \"full\" or \"half\"");
+  link->full_duplex = mode == "full";
 }
 
 std::vector<GpuSpec> Loader::CustomGpus(const Field& f) const {
@@ -399,14 +412,14 @@ Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& cust
 
   g.gpus_per_server = Int(m.Require("gpus_per_server"), 1);
   if (auto nvswitch = m.Get("nvswitch")) {
-    g.nvswitch = NvSwitchSpec{Link(Map(*this, *nvswitch, {"bandwidth", "latency"}))};
+    g.nvswitch = NvSwitchSpec{Link(Map(*this, *nvswitch, {"bandwidth", "latency", "duplex"}))};
   }
   if (auto pcie = m.Get("pcie")) g.pcie = Pcie(*pcie, g.gpus_per_server);
   if (auto nvlink = m.Get("nvlink")) {
     g.nvlink = NvLink(*nvlink, g.gpus_per_server, g.nvswitch.has_value(), g.pcie.has_value());
   }
   if (auto nics = m.Get("nics")) {
-    Map nm(*this, *nics, {"count", "bandwidth", "latency"});
+    Map nm(*this, *nics, {"count", "bandwidth", "latency", "duplex"});
     if (auto count = nm.Get("count")) {
       g.nics.count = Int(*count, 1);
       // GPUs share NICs in equal contiguous blocks (cluster.h).
@@ -426,7 +439,7 @@ Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& cust
 }
 
 NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie) const {
-  Map m(*this, f, {"pairs", "bandwidth", "latency"});
+  Map m(*this, f, {"pairs", "bandwidth", "latency", "duplex"});
   NvLinkSpec spec;
   Field pairs = m.Require("pairs");
   if (pairs.value.IsScalar()) {
@@ -473,7 +486,8 @@ NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_
 }
 
 PcieSpec Loader::Pcie(const Field& f, int gpus) const {
-  Map m(*this, f, {"gpus_per_switch", "sockets", "bandwidth", "latency", "uplink", "socket_link"});
+  Map m(*this, f,
+        {"gpus_per_switch", "sockets", "bandwidth", "latency", "duplex", "uplink", "socket_link"});
   PcieSpec spec;
   if (auto per_switch = m.Get("gpus_per_switch")) {
     spec.gpus_per_switch = Int(*per_switch, 1);
@@ -493,15 +507,16 @@ PcieSpec Loader::Pcie(const Field& f, int gpus) const {
   spec.link = Link(m);
   spec.uplink = spec.link;
   if (auto uplink = m.Get("uplink")) {
-    Map um(*this, *uplink, {"bandwidth", "latency"});
+    Map um(*this, *uplink, {"bandwidth", "latency", "duplex"});
     if (auto bw = um.Get("bandwidth")) spec.uplink.bandwidth_Bps = Bandwidth(*bw);
     if (auto lat = um.Get("latency")) spec.uplink.latency_s = Seconds(*lat);
+    ReadDuplex(um, &spec.uplink);
   }
   if (spec.sockets > 1) {
     Field socket_link = m.Require("socket_link", "sockets is " + std::to_string(spec.sockets));
-    spec.socket_link = Link(Map(*this, socket_link, {"bandwidth", "latency"}));
+    spec.socket_link = Link(Map(*this, socket_link, {"bandwidth", "latency", "duplex"}));
   } else if (auto socket_link = m.Get("socket_link")) {
-    spec.socket_link = Link(Map(*this, *socket_link, {"bandwidth", "latency"}));
+    spec.socket_link = Link(Map(*this, *socket_link, {"bandwidth", "latency", "duplex"}));
   }
   return spec;
 }

@@ -448,6 +448,25 @@ TEST(LoadScenario, NvLinkAllConnectsEveryPair) {
   EXPECT_EQ(s.cluster.groups[0].nvlink->pairs[27], std::make_pair(6, 7));
 }
 
+TEST(LoadScenario, LinksAreFullDuplexUnlessTheScenarioSaysHalf) {
+  Scenario full = LoadScenarioText(kBase, "t.yaml");
+  EXPECT_TRUE(full.cluster.groups[0].nvswitch->link.full_duplex);
+  EXPECT_TRUE(full.cluster.groups[0].nics.link.full_duplex);
+  Scenario half = LoadScenarioText(
+      Base(R"(nics: {count: 8, bandwidth: "200Gb/s", latency: "1us"})",
+           R"(nics: {count: 8, bandwidth: "200Gb/s", latency: "1us", duplex: half})"),
+      "t.yaml");
+  EXPECT_FALSE(half.cluster.groups[0].nics.link.full_duplex);
+  EXPECT_TRUE(half.cluster.groups[0].nvswitch->link.full_duplex);
+  Scenario bridges =
+      LoadScenarioText(Box(R"(nvlink: {pairs: [[0, 1]], bandwidth: "56GB/s", duplex: half}
+      pcie: {bandwidth: "16GB/s", duplex: full, uplink: {duplex: half}})"),
+                       "t.yaml");
+  EXPECT_FALSE(bridges.cluster.groups[0].nvlink->link.full_duplex);
+  EXPECT_TRUE(bridges.cluster.groups[0].pcie->link.full_duplex);
+  EXPECT_FALSE(bridges.cluster.groups[0].pcie->uplink.full_duplex);
+}
+
 TEST(LoadScenario, OversubscriptionAsANumber) {
   Scenario s = LoadScenarioText(Base("kind: single_switch",
                                      "kind: leaf_spine\n    servers_per_leaf: 1\n"
@@ -516,6 +535,12 @@ TEST(LoadScenarioErrors, YamlSyntaxErrorHasLineAndColumn) {
   EXPECT_EQ(unclosed.rule(), "YAML syntax error: end of sequence flow not found");
 }
 
+TEST(LoadScenarioErrors, DuplexIsFullOrHalf) {
+  ExpectError(ErrorOf(Base(R"(nvswitch: {bandwidth: "300GB/s", latency: "1us"})",
+                           R"(nvswitch: {bandwidth: "300GB/s", duplex: simplex})")),
+              8, 48, "cluster.servers[0].nvswitch.duplex", "must be \"full\" or \"half\"");
+}
+
 TEST(LoadScenarioErrors, DocumentMustBeAMap) {
   ConfigError e = ErrorOf("just text\n");
   ExpectError(e, 1, 1, "",
@@ -533,7 +558,7 @@ TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
 
 TEST(LoadScenarioErrors, UnknownKeyNested) {
   ExpectError(ErrorOf(Base("nics: {count: 8,", "nics: {cuont: 8,")), 9, 14,
-              "cluster.servers[0].nics.cuont", "unknown key (known: count, bandwidth, latency)");
+              "cluster.servers[0].nics.cuont", "unknown key (known: count, bandwidth, latency, duplex)");
   ExpectError(ErrorOf(Base("      count: 2\n", "      count: 2\n      gpus: 8\n")), 6, 7,
               "cluster.servers[0].gpus",
               "unknown key (known: name, count, gpu, gpus_per_server, nvswitch, nvlink, pcie, "

@@ -13,8 +13,9 @@ using simgrid::kernel::routing::NetPoint;
 namespace stratasim::sim {
 namespace {
 
-// A full-duplex connection: `up` carries traffic away from the endpoint it belongs to (GPU to
-// switch, leaf to spine), `down` towards it.
+// A connection: `up` carries traffic away from the endpoint it belongs to (GPU to switch, leaf
+// to spine), `down` towards it. Full duplex: two links; half duplex: one link, both directions
+// sharing its bandwidth.
 struct Duplex {
   sg4::Link* up = nullptr;
   sg4::Link* down = nullptr;
@@ -25,8 +26,14 @@ sg4::Link* MakeLink(sg4::NetZone* zone, const std::string& name, double bandwidt
   return zone->create_link(name, bandwidth_Bps)->set_latency(latency_s)->seal();
 }
 
-Duplex MakeDuplex(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
-  return Duplex{MakeLink(zone, name + "_up", spec.bandwidth_Bps, spec.latency_s),
+Duplex MakeDuplex(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec,
+                  double up_latency_s = -1) {
+  if (!spec.full_duplex) {
+    sg4::Link* both = MakeLink(zone, name + "_half", spec.bandwidth_Bps, spec.latency_s);
+    return Duplex{both, both};
+  }
+  return Duplex{MakeLink(zone, name + "_up", spec.bandwidth_Bps,
+                         up_latency_s >= 0 ? up_latency_s : spec.latency_s),
                 MakeLink(zone, name + "_down", spec.bandwidth_Bps, spec.latency_s)};
 }
 
@@ -87,6 +94,10 @@ class ServerFabric {
       for (int a = 0; a < p.sockets; ++a) {
         for (int b = 0; b < p.sockets; ++b) {
           if (a == b) continue;
+          if (!p.socket_link.full_duplex && b < a) {
+            socket_link_[a][b] = socket_link_[b][a];  // one link for both directions
+            continue;
+          }
           socket_link_[a][b] =
               MakeLink(zone, prefix_ + "socket" + std::to_string(a) + "to" + std::to_string(b),
                        p.socket_link.bandwidth_Bps, p.socket_link.latency_s);
@@ -99,9 +110,12 @@ class ServerFabric {
       }
     }
     for (int k = 0; k < g_.nics.count; ++k) {
-      Duplex nic = MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), g_.nics.link);
-      nic.up->set_latency(g_.nics.link.latency_s + entry_latency_s);
-      nic_.push_back(nic);
+      // A half-duplex NIC is one link that every route crosses twice (out of one NIC, into
+      // another): half the switch latency on each keeps a route's total.
+      LinkSpec link = g_.nics.link;
+      if (!link.full_duplex) link.latency_s += entry_latency_s / 2;
+      nic_.push_back(MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), link,
+                                g_.nics.link.latency_s + entry_latency_s));
     }
   }
 

@@ -51,6 +51,30 @@ TEST(Contention, TwoFlowsIntoOneGpuShareItsPort) {
   EXPECT_NEAR(opposite[1], alone, 1e-6 * alone);
 }
 
+// `duplex: half`: the two directions share one link, so opposite flows split it, and on a
+// half-duplex NIC a route still pays the switch latency once.
+TEST(Contention, HalfDuplexLinksShareTheirBandwidthBetweenDirections) {
+  NvSwitchOptions o;
+  o.servers = 2;
+  o.gpus_per_server = 2;
+  o.nics = 2;
+  ClusterSpec c = NvSwitchCluster(o);
+  c.groups[0].nvswitch->link.full_duplex = false;
+  c.groups[0].nics.link.full_duplex = false;
+  const double bytes = 3e9;
+  const double nvswitch = 2 * o.nvswitch_latency_s, nic = 2 * o.nic_latency_s + o.switch_latency_s;
+  // Alone, a flow is as fast as on a full-duplex link.
+  EXPECT_NEAR(Transfers(c, {{0, 1, bytes}})[0], nvswitch + bytes / o.nvswitch_Bps, 1e-6);
+  EXPECT_NEAR(Transfers(c, {{0, 2, bytes}})[0], nic + bytes / o.nic_Bps, 1e-6);
+  // Both ways at once: each direction gets half.
+  for (double end : Transfers(c, {{0, 1, bytes}, {1, 0, bytes}})) {
+    EXPECT_NEAR(end, nvswitch + bytes / (o.nvswitch_Bps / 2), 1e-3 * end);
+  }
+  for (double end : Transfers(c, {{0, 2, bytes}, {2, 0, bytes}})) {
+    EXPECT_NEAR(end, nic + bytes / (o.nic_Bps / 2), 1e-3 * end);
+  }
+}
+
 TEST(Contention, GpusSharingANicSplitIt) {
   NvSwitchOptions o;
   o.servers = 2;
