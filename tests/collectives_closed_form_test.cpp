@@ -120,10 +120,7 @@ TEST(RingAllReduceAcrossServers, MatchesAlphaBeta) {
 // near step; charging each edge its own latency put the NIC edges at 2(N-1)(delta_net +
 // alpha_net), 1.5x step here.
 TEST(RingAllReduceMixedHops, StreamPaysTheRingsMeanHopLatency) {
-  NvSwitchOptions o;
-  o.servers = 2;
-  o.gpus_per_server = 4;
-  o.nics = 4;
+  const NvSwitchOptions o = testing::NvSwitchLayout(2, 4, 4);
   const int n = 8;
   const double bytes = 256e3;
   const double nv = Step("ring", sim::HopKind::kNvLink) + 2 * o.nvswitch_latency_s;
@@ -253,10 +250,7 @@ TEST(Pairwise, AllToAllMatchesAlphaBeta) {
 // Double binary tree: every member sends about 2S; held to a looser tolerance (docs: interior
 // nodes feed two children and members serve both trees).
 TEST(Tree, AllReduceIsBandwidthBoundAtTwiceTheBuffer) {
-  NvSwitchOptions o;
-  o.servers = 8;
-  o.gpus_per_server = 1;
-  o.nics = 1;
+  const NvSwitchOptions o = testing::NvSwitchLayout(8, 1, 1);
   const double bytes = 1e9;
   const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, 8, bytes,
                              {"tree", "simple", 1, Fidelity::kStep})

@@ -54,10 +54,7 @@ TEST(Contention, TwoFlowsIntoOneGpuShareItsPort) {
 // `duplex: half`: the two directions share one link, so opposite flows split it, and on a
 // half-duplex NIC a route still pays the switch latency once.
 TEST(Contention, HalfDuplexLinksShareTheirBandwidthBetweenDirections) {
-  NvSwitchOptions o;
-  o.servers = 2;
-  o.gpus_per_server = 2;
-  o.nics = 2;
+  const NvSwitchOptions o = testing::NvSwitchLayout(2, 2, 2);
   ClusterSpec c = NvSwitchCluster(o);
   c.groups[0].nvswitch->link.full_duplex = false;
   c.groups[0].nics.link.full_duplex = false;
@@ -129,10 +126,7 @@ TEST(Contention, OversubscribedSpineLimitsCrossLeafFlows) {
 // Rail-optimized: NIC k of every server on leaf k. Same-rail traffic crosses one switch and no
 // uplink; cross-rail traffic crosses the spine through both rails' (oversubscribed) uplinks.
 TEST(Contention, RailOptimizedKeepsSameRailTrafficOffTheSpine) {
-  NvSwitchOptions o;
-  o.servers = 4;
-  o.gpus_per_server = 2;
-  o.nics = 2;
+  const NvSwitchOptions o = testing::NvSwitchLayout(4, 2, 2);
   ClusterSpec c = NvSwitchCluster(o);
   c.network.kind = NetworkKind::kRailOptimized;
   c.network.oversubscription = 8;  // rail uplink: 4 servers x 25 GB/s / 8 = 12.5 GB/s

@@ -22,6 +22,15 @@ struct NvSwitchOptions {
   double switch_latency_s = 1e-6;
 };
 
+// The default links with `servers` x `gpus_per_server` GPUs and `nics` NICs per server.
+inline NvSwitchOptions NvSwitchLayout(int servers, int gpus_per_server, int nics) {
+  NvSwitchOptions o;
+  o.servers = servers;
+  o.gpus_per_server = gpus_per_server;
+  o.nics = nics;
+  return o;
+}
+
 inline ServerGroup NvSwitchGroup(const std::string& name, const NvSwitchOptions& o) {
   ServerGroup g;
   g.name = name;
