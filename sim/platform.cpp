@@ -228,12 +228,16 @@ void AddStarRoutes(sg4::NetZone* star, sg4::NetZone* child, NetPoint* gateway, c
 
 // A route between two endpoints that the star hierarchy does not give (inside a server),
 // declared at their common ancestor zone.
-void AddBypass(sg4::NetZone* root, const Endpoint& a, const Endpoint& b, const Route& links) {
-  sg4::NetZone* at = a.parent == b.parent ? a.parent : root;
+void AddBypassRoute(sg4::NetZone* at, NetPoint* src, NetPoint* dst, NetPoint* gw_src,
+                    NetPoint* gw_dst, const Route& links) {
   std::vector<sg4::LinkInRoute> in_route;
   for (sg4::Link* l : links) in_route.emplace_back(l);
-  at->add_bypass_route(a.zone->get_netpoint(), b.zone->get_netpoint(), a.gateway, b.gateway,
-                       in_route);
+  at->add_bypass_route(src, dst, gw_src, gw_dst, in_route);
+}
+
+void AddBypass(sg4::NetZone* root, const Endpoint& a, const Endpoint& b, const Route& links) {
+  AddBypassRoute(a.parent == b.parent ? a.parent : root, a.zone->get_netpoint(),
+                 b.zone->get_netpoint(), a.gateway, b.gateway, links);
 }
 
 void CheckCluster(const ClusterSpec& c) {
@@ -270,23 +274,84 @@ double GpuSpeed(const GpuSpec& gpu) {
   return gpu.Supports(DType::kFP16) ? gpu.Peak(DType::kFP16) : gpu.Peak(DType::kFP32);
 }
 
-// What the NICs under leaf `l` can inject: every NIC of its servers (leaf-spine), or NIC `l`
-// of every server (rail-optimized).
-double LeafDownlinkBps(const ClusterSpec& c, int l) {
-  double total = 0;
-  int server = 0;
-  for (const ServerGroup& g : c.groups) {
-    for (int k = 0; k < g.count; ++k, ++server) {
-      if (c.network.kind == NetworkKind::kLeafSpine && server / c.network.servers_per_leaf == l) {
-        total += g.nics.count * g.nics.link.bandwidth_Bps;
-      }
-      if (c.network.kind == NetworkKind::kRailOptimized && l < g.nics.count) {
-        total += g.nics.link.bandwidth_Bps;
-      }
+// The zones GPU endpoints hang from, each with one aggregated uplink to the spine (the root
+// star's centre): a leaf of a leaf-spine network, a rail's leaf of a rail-optimized one, or,
+// when a leaf-spine network is not oversubscribed, one rail of one leaf.
+//
+// Why split by rail there: a leaf's uplink of (its NICs' bandwidth) / 1 can never be the
+// bottleneck, since what crosses it already crossed those NICs; the constraint is redundant
+// and the max-min shares are the same without it. But as one link it joins every flow that
+// leaves the leaf into one max-min component, which SimGrid re-solves on every event. Split
+// by rail, the uplinks are just as redundant, keep the same latencies (so CM02's
+// latency-weighted shares are unchanged too), and only flows of one rail share one.
+// Oversubscribed leaves keep one shared uplink: there it is a real bottleneck.
+class UplinkGroups {
+ public:
+  explicit UplinkGroups(const NetworkSpec& net, sg4::NetZone* root)
+      : net_(net),
+        root_(root),
+        by_rail_(net.kind == NetworkKind::kLeafSpine && net.oversubscription == 1) {}
+
+  bool by_rail() const { return by_rail_; }
+
+  // The group of NIC `nic` of server `server`, created on first use; -1 on a single switch.
+  int Of(int server, int nic) {
+    if (net_.kind == NetworkKind::kSingleSwitch) return -1;
+    const int leaf = net_.kind == NetworkKind::kLeafSpine ? server / net_.servers_per_leaf : nic;
+    const std::pair<int, int> key{leaf, by_rail_ ? nic : -1};
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second;
+    Group g;
+    g.leaf = leaf;
+    g.name = "leaf" + std::to_string(leaf) + (by_rail_ ? "_rail" + std::to_string(nic) : "");
+    g.zone = sg4::create_star_zone(g.name);
+    g.zone->set_parent(root_);
+    // The gateway router sits in a zone of its own: SimGrid 3.32 resolves a route from a host
+    // of a child zone to a router placed directly in a star zone with the host's id in its
+    // own zone, i.e. through the wrong star branch.
+    sg4::NetZone* gateway_zone = sg4::create_full_zone(g.name + "_gw_zone");
+    gateway_zone->set_parent(g.zone);
+    g.gateway = gateway_zone->create_router(g.name + "_gw");
+    gateway_zone->seal();
+    AddStarRoutes(g.zone, gateway_zone, g.gateway, {}, {});
+    groups_.push_back(g);
+    return index_[key] = static_cast<int>(groups_.size()) - 1;
+  }
+
+  sg4::NetZone* Zone(int group) const { return group < 0 ? root_ : groups_[group].zone; }
+  NetPoint* Gateway(int group) const { return groups_[group].gateway; }
+  int Leaf(int group) const { return groups_[group].leaf; }
+  int Count() const { return static_cast<int>(groups_.size()); }
+  void AddNic(int group, double bandwidth_Bps) {
+    if (group >= 0) groups_[group].nic_Bps += bandwidth_Bps;
+  }
+
+  // Each group's uplink: its NICs' bandwidth divided by the oversubscription, the spine's
+  // latency going up and the destination leaf's coming down.
+  void Connect() {
+    for (Group& g : groups_) {
+      Duplex uplink =
+          MakeDuplex(root_, g.name + "_uplink",
+                     LinkSpec{g.nic_Bps / net_.oversubscription, net_.switch_latency_s});
+      g.zone->seal();
+      AddStarRoutes(root_, g.zone, g.gateway, {uplink.up}, {uplink.down});
     }
   }
-  return total;
-}
+
+ private:
+  struct Group {
+    sg4::NetZone* zone = nullptr;
+    NetPoint* gateway = nullptr;
+    int leaf = 0;
+    double nic_Bps = 0;
+    std::string name;
+  };
+  const NetworkSpec& net_;
+  sg4::NetZone* root_;
+  bool by_rail_;
+  std::map<std::pair<int, int>, int> index_;
+  std::vector<Group> groups_;
+};
 
 }  // namespace
 
@@ -294,21 +359,16 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
   CheckCluster(cluster);
   const NetworkSpec& net = cluster.network;
   sg4::NetZone* root = sg4::create_star_zone("network");
-  const int num_servers = cluster.NumServers();
 
-  // Leaves (leaf-spine: by server; rail-optimized: by NIC index) are star zones under the root
-  // star, whose centre stands for the spine; a single switch is the root itself.
-  int num_leaves = 0;
-  if (net.kind == NetworkKind::kLeafSpine) {
-    num_leaves = (num_servers + net.servers_per_leaf - 1) / net.servers_per_leaf;
-  } else if (net.kind == NetworkKind::kRailOptimized) {
-    for (const ServerGroup& g : cluster.groups) num_leaves = std::max(num_leaves, g.nics.count);
-  }
-  std::vector<sg4::NetZone*> leaf;
-  for (int l = 0; l < num_leaves; ++l) {
-    leaf.push_back(sg4::create_star_zone("leaf" + std::to_string(l)));
-    leaf.back()->set_parent(root);
-  }
+  // Leaves (leaf-spine: by server; rail-optimized: by NIC index), or rails of leaves, are star
+  // zones under the root star, whose centre stands for the spine; a single switch is the root.
+  UplinkGroups groups(net, root);
+  struct RailEndpoint {  // a GPU under a rail of a leaf, for the bypasses between rails
+    Endpoint e;
+    int group;
+    Route up, down;
+  };
+  std::vector<RailEndpoint> rail_endpoints;
 
   Platform p;
   int server = 0;
@@ -319,13 +379,17 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
       ServerFabric fabric(g, server);
       fabric.CreateLinks(root, net.switch_latency_s);
       std::vector<Endpoint> gpus, cpus;
+      for (int nic = 0; nic < g.nics.count; ++nic) {
+        groups.AddNic(groups.Of(server, nic), g.nics.link.bandwidth_Bps);
+      }
       for (int j = 0; j < g.gpus_per_server; ++j) {
-        int l = -1;
-        if (net.kind == NetworkKind::kLeafSpine) l = server / net.servers_per_leaf;
-        if (net.kind == NetworkKind::kRailOptimized) l = fabric.NicOf(j);
-        sg4::NetZone* parent = l >= 0 ? leaf[l] : root;
+        const int group = groups.Of(server, fabric.NicOf(j));
+        sg4::NetZone* parent = groups.Zone(group);
         Endpoint e = MakeEndpoint(parent, fabric.prefix() + "g" + std::to_string(j), speed);
         AddStarRoutes(parent, e.zone, e.gateway, fabric.GpuToNetwork(j), fabric.NetworkToGpu(j));
+        if (groups.by_rail()) {
+          rail_endpoints.push_back({e, group, fabric.GpuToNetwork(j), fabric.NetworkToGpu(j)});
+        }
         gpus.push_back(e);
       }
       for (int s = 0; s < fabric.Sockets(); ++s) {
@@ -347,26 +411,20 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
     }
   }
 
-  // Each leaf's uplinks, aggregated into one duplex link of the leaf's NIC bandwidth divided by
-  // the oversubscription ratio. Its up direction carries the spine's latency, its down
-  // direction the destination leaf's. The leaf's gateway router reaches the leaf's centre by an
-  // empty star route (no dummy link: see Endpoint).
-  for (int l = 0; l < num_leaves; ++l) {
-    const std::string name = "leaf" + std::to_string(l);
-    Duplex uplink = MakeDuplex(
-        root, name + "_uplink",
-        LinkSpec{LeafDownlinkBps(cluster, l) / net.oversubscription, net.switch_latency_s});
-    // The gateway router sits in a zone of its own: SimGrid 3.32 resolves a route from a host
-    // of a child zone to a router placed directly in a star zone with the host's id in its own
-    // zone, i.e. through the wrong star branch.
-    sg4::NetZone* gateway_zone = sg4::create_full_zone(name + "_gw_zone");
-    gateway_zone->set_parent(leaf[l]);
-    NetPoint* gw = gateway_zone->create_router(name + "_gw");
-    gateway_zone->seal();
-    AddStarRoutes(leaf[l], gateway_zone, gw, {}, {});
-    leaf[l]->seal();
-    AddStarRoutes(root, leaf[l], gw, {uplink.up}, {uplink.down});
+  // Between two rails of one leaf, traffic crosses the leaf switch only: a bypass from each
+  // GPU's endpoint zone to every other rail zone of its leaf and back, holding the GPU's own
+  // path to or from its NIC (the other end's path comes from that rail's star routes).
+  for (const RailEndpoint& r : rail_endpoints) {
+    for (int other = 0; other < groups.Count(); ++other) {
+      if (other == r.group || groups.Leaf(other) != groups.Leaf(r.group)) continue;
+      NetPoint* zone = groups.Zone(other)->get_netpoint();
+      AddBypassRoute(root, r.e.zone->get_netpoint(), zone, r.e.gateway, groups.Gateway(other),
+                     r.up);
+      AddBypassRoute(root, zone, r.e.zone->get_netpoint(), groups.Gateway(other), r.e.gateway,
+                     r.down);
+    }
   }
+  groups.Connect();
   root->seal();
   return p;
 }
