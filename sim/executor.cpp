@@ -2,6 +2,7 @@
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -32,8 +33,10 @@ struct CollectiveState {
   std::vector<int> flows_left;                 // per member
   std::vector<char> joined;                    // per member
   std::vector<char> started;                   // per flow
-  std::vector<double> before_s;                // per flow: fixed time before its transfer
-  std::vector<double> after_s;                 // per flow: fixed time after its transfer
+  // Per flow, fixed time before and after its transfer; both empty when every flow just pays
+  // its delay before (step fidelity: no per-flow doubles for the millions of flows of a ring).
+  std::vector<double> before_s;
+  std::vector<double> after_s;
   int members_joined = 0;
   int members_done = 0;
 };
@@ -328,6 +331,10 @@ class Executor {
   // is the group's mean (see Flow::latency_group).
   void SetFixedTimes(const Collective& c, CollectiveState* s) {
     const std::vector<Flow>& flows = s->program.flows;
+    const bool plain = std::all_of(flows.begin(), flows.end(), [](const Flow& f) {
+      return f.extra_route_latencies <= 0 && f.latency_group < 0;
+    });
+    if (plain) return;
     s->before_s.resize(flows.size());
     for (size_t f = 0; f < flows.size(); ++f) s->before_s[f] = flows[f].delay_s;
     s->after_s.assign(flows.size(), 0);
@@ -359,8 +366,9 @@ class Executor {
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
-    if (s.before_s[f] > 0) {
-      After(s.before_s[f], What::kFlowDelay, ci, f);
+    const double before = s.before_s.empty() ? flow.delay_s : s.before_s[f];
+    if (before > 0) {
+      After(before, What::kFlowDelay, ci, f);
     } else {
       StartFlowComm(ci, f);
     }
@@ -375,7 +383,8 @@ class Executor {
   }
 
   void FlowCommDone(int ci, int f) {
-    const double after = collectives_[ci].after_s[f];
+    const std::vector<double>& after_s = collectives_[ci].after_s;
+    const double after = after_s.empty() ? 0 : after_s[f];
     if (after <= 0) {
       FlowDone(ci, f);
       return;
