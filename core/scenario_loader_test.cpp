@@ -558,7 +558,8 @@ TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
 
 TEST(LoadScenarioErrors, UnknownKeyNested) {
   ExpectError(ErrorOf(Base("nics: {count: 8,", "nics: {cuont: 8,")), 9, 14,
-              "cluster.servers[0].nics.cuont", "unknown key (known: count, bandwidth, latency, duplex)");
+              "cluster.servers[0].nics.cuont",
+              "unknown key (known: count, bandwidth, latency, duplex)");
   ExpectError(ErrorOf(Base("      count: 2\n", "      count: 2\n      gpus: 8\n")), 6, 7,
               "cluster.servers[0].gpus",
               "unknown key (known: name, count, gpu, gpus_per_server, nvswitch, nvlink, pcie, "

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/hardware.h"
+#include "tests/test_clusters.h"
 
 namespace stratasim::sim {
 namespace {
@@ -19,20 +20,10 @@ namespace sg4 = simgrid::s4u;
 
 // Leaf-spine of `servers` servers of 2 GPUs (NVSwitch, one NIC per GPU), `per_leaf` per leaf.
 ClusterSpec LeafSpine(int servers, int per_leaf, double oversubscription) {
-  ClusterSpec c;
-  ServerGroup g;
-  g.name = "dgx";
-  g.count = servers;
-  g.gpu = "A100-SXM4-80GB";
-  g.gpus_per_server = 2;
-  g.nvswitch = NvSwitchSpec{LinkSpec{300e9, 1e-6}};
-  g.nics = NicSpec{2, LinkSpec{25e9, 2e-6}};
-  c.groups.push_back(g);
+  ClusterSpec c = testing::NvSwitchCluster(testing::NvSwitchLayout(servers, 2, 2));
   c.network.kind = NetworkKind::kLeafSpine;
   c.network.servers_per_leaf = per_leaf;
   c.network.oversubscription = oversubscription;
-  c.network.switch_latency_s = 1e-6;
-  c.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
   return c;
 }
 

@@ -276,9 +276,10 @@ TEST(MoeStrategiesTest, BadInput) {
                     "gpt)");
   Scenario few = s;
   few.model.experts = 12;
-  ExpectConfigError(few, SpecOf("x", "deepspeed-moe", {}),
-                    "s.yaml:8:5: strategies[0]: expert parallelism needs model.experts (12) to be a "
-                    "multiple of the GPUs (8)");
+  ExpectConfigError(
+      few, SpecOf("x", "deepspeed-moe", {}),
+      "s.yaml:8:5: strategies[0]: expert parallelism needs model.experts (12) to be a "
+      "multiple of the GPUs (8)");
   Scenario batch = s;
   batch.training.global_batch = 16;
   ExpectConfigError(batch, SpecOf("x", "deepspeed-moe", {}),
