@@ -52,7 +52,16 @@ struct TransferState {
 // What a running SimGrid activity or pending timer stands for. A collective's flow runs in up
 // to three stages: its protocol delay (a timer), the transfer (a Comm), and the extra route
 // latencies of a stream-fidelity flow (a timer).
-enum class What { kTask, kTransfer, kFlowDelay, kFlowComm, kFlowLatency, kAnalyticCollective };
+enum class What {
+  kTask,
+  kCopyStart,
+  kTransferStart,
+  kTransfer,
+  kFlowDelay,
+  kFlowComm,
+  kFlowLatency,
+  kAnalyticCollective
+};
 
 struct Running {
   sg4::ActivityPtr activity;
@@ -127,6 +136,15 @@ class Executor {
       case What::kTask:
         done_queue_.push_back(a);
         break;
+      case What::kCopyStart:
+        StartCopy(a);
+        break;
+      case What::kTransferStart: {
+        const Task& send = g_.task(a);
+        Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
+               What::kTransfer, a, 0);
+        break;
+      }
       case What::kTransfer: {
         const TransferState& s = transfers_.at(g_.task(a).tag);
         done_queue_.push_back(s.send);
@@ -194,10 +212,14 @@ class Executor {
         break;
       }
       case TaskKind::kCopy: {
-        sg4::Host* cpu = platform_.host_cpus[t.rank];
-        sg4::Host* gpu = platform_.gpus[t.rank];
-        const bool h2d = t.copy == CopyDirection::kHostToDevice;
-        Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), What::kTask, id, 0);
+        // The route latency first (see Platform::link_latency_s), then the Comm.
+        const double latency =
+            RouteLatencySeconds(platform_, platform_.host_cpus[t.rank], platform_.gpus[t.rank]);
+        if (latency > 0) {
+          After(latency, What::kCopyStart, id, 0);
+        } else {
+          StartCopy(id);
+        }
         break;
       }
       case TaskKind::kSend:
@@ -207,8 +229,12 @@ class Executor {
         if (s.send_ready && s.recv_ready) {
           const Task& send = g_.task(s.send);
           records_[s.send].peers_joined_s = records_[s.recv].peers_joined_s = Now();
-          Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
-                 What::kTransfer, s.send, 0);
+          const double latency = RouteLatency(send.rank, send.peer);
+          if (latency > 0) {
+            After(latency, What::kTransferStart, s.send, 0);
+          } else {
+            Fire(What::kTransferStart, s.send, 0);
+          }
         }
         break;
       }
@@ -216,6 +242,14 @@ class Executor {
         Join(t);
         break;
     }
+  }
+
+  void StartCopy(TaskId id) {
+    const Task& t = g_.task(id);
+    sg4::Host* cpu = platform_.host_cpus[t.rank];
+    sg4::Host* gpu = platform_.gpus[t.rank];
+    const bool h2d = t.copy == CopyDirection::kHostToDevice;
+    Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), What::kTask, id, 0);
   }
 
   void Finish(TaskId id) {
@@ -366,7 +400,10 @@ class Executor {
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
-    const double before = s.before_s.empty() ? flow.delay_s : s.before_s[f];
+    // The route latency is paid here, before the Comm (see Platform::link_latency_s).
+    const Collective& c = g_.collectives()[ci];
+    const double before = (s.before_s.empty() ? flow.delay_s : s.before_s[f]) +
+                          RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
     if (before > 0) {
       After(before, What::kFlowDelay, ci, f);
     } else {
@@ -393,12 +430,10 @@ class Executor {
   }
 
   double RouteLatency(int src, int dst) {
-    const std::pair<int, int> key{src, dst};
+    const long long key = static_cast<long long>(src) * platform_.gpus.size() + dst;
     auto it = route_latency_.find(key);
     if (it != route_latency_.end()) return it->second;
-    std::vector<sg4::Link*> links;
-    double latency = 0;
-    platform_.gpus[src]->route_to(platform_.gpus[dst], links, &latency);
+    const double latency = RouteLatencySeconds(platform_, platform_.gpus[src], platform_.gpus[dst]);
     route_latency_[key] = latency;
     return latency;
   }
@@ -464,8 +499,8 @@ class Executor {
   std::unordered_map<int, TransferState> transfers_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::map<std::vector<int>, GroupView> views_;
-  std::map<std::pair<int, int>, double> route_latency_;
-  std::vector<std::string> chosen_;  // per collective: "algorithm/protocol/Nch"
+  std::unordered_map<long long, double> route_latency_;  // by src rank * GPUs + dst rank
+  std::vector<std::string> chosen_;                      // per collective: "algorithm/protocol/Nch"
   long long activities_ = 0;
   std::vector<sg4::ActivityPtr> graveyard_;
 };

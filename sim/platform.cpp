@@ -426,7 +426,23 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
   }
   groups.Connect();
   root->seal();
+  for (sg4::Link* l : sg4::Engine::get_instance()->get_all_links()) {
+    p.link_latency_s[l] = l->get_latency();
+    l->set_latency(0);
+  }
   return p;
+}
+
+double RouteLatencySeconds(const Platform& p, sg4::Host* src, sg4::Host* dst) {
+  std::vector<sg4::Link*> links;
+  double ignored = 0;
+  src->route_to(dst, links, &ignored);
+  double latency = 0;
+  for (const sg4::Link* l : links) {
+    auto it = p.link_latency_s.find(l);
+    if (it != p.link_latency_s.end()) latency += it->second;
+  }
+  return latency;
 }
 
 }  // namespace stratasim::sim

@@ -34,6 +34,7 @@
 #define STRATASIM_SIM_PLATFORM_H_
 
 #include <simgrid/s4u.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "core/cluster.h"
@@ -46,7 +47,16 @@ struct Platform {
   // Speed given to each GPU host (FLOP/s): its dense FP16 tensor peak, or FP32 if it has no
   // FP16 units. The executor expresses each task's modelled duration in this unit.
   std::vector<double> gpu_speed;
+  // Each link's latency. SimGrid's own link latencies are set to 0 once the platform is built,
+  // and the executor pays a route's latency as a timer before each transfer: CM02 weights a
+  // flow's share of a link by the inverse of its route latency (TCP's RTT unfairness), which
+  // NVLink, PCIe and InfiniBand, sharing by credits per flow, do not. A Comm's latency phase
+  // moved no data and held no bandwidth, so the timer costs the same time.
+  std::unordered_map<const simgrid::s4u::Link*, double> link_latency_s;
 };
+
+// Sum of the latencies of the links from `src` to `dst` (Platform::link_latency_s).
+double RouteLatencySeconds(const Platform& p, simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
 
 // PCIe 4.0 x16 per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b) ≈ 31.5 GB/s; used for
 // host<->device copies on servers described without a PCIe tree.

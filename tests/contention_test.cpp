@@ -163,5 +163,26 @@ TEST(Contention, PcieTrafficBetweenSocketsSharesTheSocketLink) {
   for (double end : two) EXPECT_NEAR(end, 5e-6 + bytes / 5e9, 1e-3 * end);
 }
 
+// Flows sharing a link split it equally whatever their routes' latencies: NVLink, PCIe and
+// InfiniBand share by credits, per flow. (SimGrid's CM02 model would weight each flow by the
+// inverse of its route latency, TCP's RTT unfairness: a 2 us flow would take 4x the share of
+// an 8 us one.) GPU 0 receives from GPU 1 under its PCIe switch (route latency 2 us) and
+// from GPU 2 under the other socket (5 us); both cross GPU 0's PCIe link, the bottleneck.
+TEST(Contention, FlowsOfDifferentRouteLatencyShareALinkEqually) {
+  ClusterSpec c;
+  ServerGroup g;
+  g.name = "box";
+  g.gpu = "RTX3090";
+  g.gpus_per_server = 4;
+  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{31.5e9, 1e-6}, LinkSpec{40e9, 1e-6}};
+  c.groups.push_back(g);
+  testing::ResolveGpus(c);
+  const double bytes = 1e9;
+  const std::vector<double> ends = Transfers(c, {{1, 0, bytes}, {2, 0, bytes}});
+  // Each gets half of GPU 0's link until both finish (equal sizes: together).
+  EXPECT_NEAR(ends[0], 2e-6 + bytes / (15.75e9 / 2), 1e-3 * ends[0]);
+  EXPECT_NEAR(ends[1], 5e-6 + bytes / (15.75e9 / 2), 1e-3 * ends[1]);
+}
+
 }  // namespace
 }  // namespace stratasim
