@@ -142,17 +142,24 @@ TEST(Contention, RailOptimizedKeepsSameRailTrafficOffTheSpine) {
   EXPECT_NEAR(local, 2 * o.nvswitch_latency_s + bytes / o.nvswitch_Bps, 1e-3 * local);
 }
 
-// A commodity PCIe box: two GPUs per PCIe switch, two switches, one per CPU socket. Traffic
-// between sockets crosses the socket link, which two such flows share.
-TEST(Contention, PcieTrafficBetweenSocketsSharesTheSocketLink) {
+// A commodity PCIe box of 4 RTX 3090: two GPUs per PCIe switch, two switches, one per CPU
+// socket; links of 1 us.
+ClusterSpec PcieBox(double pcie_Bps, double uplink_Bps, double socket_Bps) {
   ClusterSpec c;
   ServerGroup g;
   g.name = "box";
   g.gpu = "RTX3090";
   g.gpus_per_server = 4;
-  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{15.75e9, 1e-6}, LinkSpec{10e9, 1e-6}};
+  g.pcie = PcieSpec{2, 2, LinkSpec{pcie_Bps, 1e-6}, LinkSpec{uplink_Bps, 1e-6},
+                    LinkSpec{socket_Bps, 1e-6}};
   c.groups.push_back(g);
   testing::ResolveGpus(c);
+  return c;
+}
+
+// Traffic between sockets crosses the socket link, which two such flows share.
+TEST(Contention, PcieTrafficBetweenSocketsSharesTheSocketLink) {
+  const ClusterSpec c = PcieBox(15.75e9, 15.75e9, 10e9);
   const double bytes = 1e9;
   const double same_switch = Transfers(c, {{0, 1, bytes}})[0];
   EXPECT_NEAR(same_switch, 2e-6 + bytes / 15.75e9, 1e-3 * same_switch);
@@ -169,14 +176,7 @@ TEST(Contention, PcieTrafficBetweenSocketsSharesTheSocketLink) {
 // an 8 us one.) GPU 0 receives from GPU 1 under its PCIe switch (route latency 2 us) and
 // from GPU 2 under the other socket (5 us); both cross GPU 0's PCIe link, the bottleneck.
 TEST(Contention, FlowsOfDifferentRouteLatencyShareALinkEqually) {
-  ClusterSpec c;
-  ServerGroup g;
-  g.name = "box";
-  g.gpu = "RTX3090";
-  g.gpus_per_server = 4;
-  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{31.5e9, 1e-6}, LinkSpec{40e9, 1e-6}};
-  c.groups.push_back(g);
-  testing::ResolveGpus(c);
+  const ClusterSpec c = PcieBox(15.75e9, 31.5e9, 40e9);
   const double bytes = 1e9;
   const std::vector<double> ends = Transfers(c, {{1, 0, bytes}, {2, 0, bytes}});
   // Each gets half of GPU 0's link until both finish (equal sizes: together).
