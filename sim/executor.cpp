@@ -359,10 +359,10 @@ class Executor {
     }
   }
 
-  // The fixed times of each flow besides its Comm's route latency: before the transfer its
-  // protocol delay, after it its extra route latencies (a stream flow standing for several
-  // steps); in a latency group, split so that its whole fixed time (delay + route latencies)
-  // is the group's mean (see Flow::latency_group).
+  // The fixed times of each flow besides one route latency (which TryStartFlow adds to the
+  // wait before the Comm): before the transfer its protocol delay, after it its extra route
+  // latencies (a stream flow standing for several steps); in a latency group, split so that
+  // its whole fixed time (delay + route latencies) is the group's mean (Flow::latency_group).
   void SetFixedTimes(const Collective& c, CollectiveState* s) {
     const std::vector<Flow>& flows = s->program.flows;
     const bool plain = std::all_of(flows.begin(), flows.end(), [](const Flow& f) {
