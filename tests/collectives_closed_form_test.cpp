@@ -157,8 +157,9 @@ TEST(RingHalfCollectives, MatchAlphaBeta) {
 }
 
 // Pipelined chain broadcast over H = N-1 hops in q chunks: step pays the pipeline fill,
-// stream does not. This is where the two fidelities differ.
-TEST(ChainBroadcast, StepPaysThePipelineFillStreamDoesNot) {
+// stream does not. This is where the two fidelities differ. A ring reduce is the same chain
+// run towards the root.
+TEST(ChainBroadcastAndReduce, StepPaysThePipelineFillStreamDoesNot) {
   NvSwitchOptions o;
   const int n = 8, hops = n - 1, q = 32;
   const double bytes = q * 512.0 * 1024;  // 32 chunks of 512 KiB
@@ -166,14 +167,47 @@ TEST(ChainBroadcast, StepPaysThePipelineFillStreamDoesNot) {
   const double t = bytes / q / o.nvswitch_Bps;
   const double step = Base("ring") + hops * delta + (hops + q - 1) * (alpha + t);
   const double stream = Base("ring") + delta + q * alpha + bytes / o.nvswitch_Bps;
-  const auto run = [&](Fidelity f) {
-    return Collect(NvSwitchCluster(o), CollectiveKind::kBroadcast, n, bytes,
-                   {"ring", "simple", 1, f})
-        .seconds;
-  };
-  EXPECT_NEAR(run(Fidelity::kStep), step, 0.01 * step);
-  EXPECT_NEAR(run(Fidelity::kStream), stream, 0.01 * stream);
-  EXPECT_GT(step, 1.1 * stream);
+  for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    const auto run = [&](Fidelity f) {
+      return Collect(NvSwitchCluster(o), k, n, bytes, {"ring", "simple", 1, f}, 3).seconds;
+    };
+    EXPECT_NEAR(run(Fidelity::kStep), step, 0.01 * step) << ToString(k);
+    EXPECT_NEAR(run(Fidelity::kStream), stream, 0.01 * stream) << ToString(k);
+    EXPECT_GT(step, 1.1 * stream);
+  }
+}
+
+// Pipelined binary tree over 8 servers (one GPU and one NIC each), rooted at rank 0:
+//   0 -> 4,  4 -> {2, 6},  2 -> {1, 3},  6 -> {5, 7}   (BinaryTreeParents(8)).
+// In q chunks of c bytes, chunk k leaves a member once it arrived and the member's chunk k-1
+// left; every flow first waits its route latency alpha, and chunk 0 also the step latency
+// delta. A member with two children sends both through its one NIC, B/2 each, so it forwards a
+// chunk every alpha + 2c/B while the root, with one child, does it in alpha + c/B: members 4,
+// then 2 and 6, set the pace and the last chunk reaches a leaf after
+//   broadcast: b + 3 delta + alpha + c/B + (q + 1)(alpha + 2c/B)
+//   reduce:    b + 2 delta + alpha + c/B + (q + 1)(alpha + 2c/B)
+// (the reduce mirrors it: leaves share their parent's NIC in, the root's one child sends
+// alone; the root pays no step latency of its own, hence one delta fewer). Stream runs every
+// edge at once, the busiest NICs carrying 2S:  b + delta + alpha + 2S/B + (q - 1) alpha.
+TEST(Tree, RootedBroadcastAndReduceMatchThePipelinedBinaryTree) {
+  const NvSwitchOptions o = testing::NvSwitchLayout(8, 1, 1);
+  const int n = 8, q = 64;
+  const double bytes = q * 512.0 * 1024, c = bytes / q;
+  const double alpha = 2 * o.nic_latency_s + o.switch_latency_s;
+  const double delta = Step("tree", sim::HopKind::kNet), b = Base("tree");
+  const double pace = (q + 1) * (alpha + 2 * c / o.nic_Bps);
+  const double broadcast = b + 3 * delta + alpha + c / o.nic_Bps + pace;
+  const double reduce = b + 2 * delta + alpha + c / o.nic_Bps + pace;
+  const double stream = b + delta + alpha + 2 * bytes / o.nic_Bps + (q - 1) * alpha;
+  for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    const double expected = k == CollectiveKind::kBroadcast ? broadcast : reduce;
+    const double step =
+        Collect(NvSwitchCluster(o), k, n, bytes, {"tree", "simple", 1, Fidelity::kStep}).seconds;
+    EXPECT_NEAR(step, expected, 0.01 * expected) << ToString(k);
+    const double got_stream =
+        Collect(NvSwitchCluster(o), k, n, bytes, {"tree", "simple", 1, Fidelity::kStream}).seconds;
+    EXPECT_NEAR(got_stream, stream, 0.01 * stream) << ToString(k);
+  }
 }
 
 // Rabenseifner on a non-blocking fabric: b + 2 log2(p)(delta + alpha) + 2(p-1)/p S/B, plus a
@@ -197,7 +231,11 @@ TEST(RecursiveHalvingDoubling, MatchesAlphaBeta) {
 }
 
 // Hierarchical: intra-server ring reduce-scatter, inter-server ring per local index over its
-// own NIC, intra-server all-gather.
+// own NIC, intra-server all-gather. Reduce-scatter runs the first two phases, all-gather the
+// last two, each phase half as many steps:
+//   all-reduce:  b + 2(k-1)(delta_i + alpha_i + S/(k B_i)) + 2(s-1)(delta_e + alpha_e +
+//                S/(k s B_e))
+//   RS, AG:      the same with (k-1) and (s-1).
 TEST(Hierarchical, MatchesAlphaBeta) {
   NvSwitchOptions o;
   o.servers = 4;
@@ -206,15 +244,17 @@ TEST(Hierarchical, MatchesAlphaBeta) {
   const int s = 4, k = 4;
   const double bytes = 512e6;
   const double ai = 2 * o.nvswitch_latency_s, ae = 2 * o.nic_latency_s + o.switch_latency_s;
-  const double expected =
-      Base("ring") +
-      2 * (k - 1) * (Step("ring", sim::HopKind::kNvLink) + ai + bytes / (k * o.nvswitch_Bps)) +
-      2 * (s - 1) * (Step("ring", sim::HopKind::kNet) + ae + bytes / (k * s * o.nic_Bps));
-  for (Fidelity f : kBoth) {
-    const double got = Collect(NvSwitchCluster(o), CollectiveKind::kAllReduce, s * k, bytes,
-                               {"hierarchical", "simple", 1, f})
-                           .seconds;
-    EXPECT_NEAR(got, expected, 0.02 * expected) << ToString(f);
+  const double intra = Step("ring", sim::HopKind::kNvLink) + ai + bytes / (k * o.nvswitch_Bps);
+  const double inter = Step("ring", sim::HopKind::kNet) + ae + bytes / (k * s * o.nic_Bps);
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    const int phases = kind == CollectiveKind::kAllReduce ? 2 : 1;
+    const double expected = Base("ring") + phases * ((k - 1) * intra + (s - 1) * inter);
+    for (Fidelity f : kBoth) {
+      const double got =
+          Collect(NvSwitchCluster(o), kind, s * k, bytes, {"hierarchical", "simple", 1, f}).seconds;
+      EXPECT_NEAR(got, expected, 0.02 * expected) << ToString(kind) << " " << ToString(f);
+    }
   }
 }
 
@@ -233,6 +273,60 @@ TEST(Direct, AllReduceAndAllToAllMatchAlphaBeta) {
                                  {"direct", "simple", 1, Fidelity::kStep})
                              .seconds;
   EXPECT_NEAR(got_a2a, a2a, 0.01 * a2a);
+}
+
+// One step each: a member's block of S/N to every other member (reduce-scatter, all-gather:
+// N-1 flows out of and into every port), or to / from the root only (scatter, gather: N-1
+// flows through the root's port). Either way the busiest port carries (N-1) S/N:
+//   T = b + delta + alpha + (N-1) S / (N B).
+TEST(Direct, BlockCollectivesMatchAlphaBeta) {
+  NvSwitchOptions o;
+  const int n = 8;
+  const double bytes = 64e6, alpha = 2 * o.nvswitch_latency_s;
+  const double expected = Base("ring") + Step("ring", sim::HopKind::kNvLink) + alpha +
+                          (n - 1) * bytes / (n * o.nvswitch_Bps);
+  for (CollectiveKind k : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+                           CollectiveKind::kGather, CollectiveKind::kScatter}) {
+    for (Fidelity f : kBoth) {
+      const double got =
+          Collect(NvSwitchCluster(o), k, n, bytes, {"direct", "simple", 1, f}, 5).seconds;
+      EXPECT_NEAR(got, expected, 0.01 * expected) << ToString(k) << " " << ToString(f);
+    }
+  }
+}
+
+// all_to_all_v follows its size matrix. Here member 0 sends X to every other member and the
+// others send nothing: direct runs the N-1 flows at once through member 0's port,
+//   T = b + delta + alpha + (N-1) X / B,
+// pairwise one per round, each round after the previous one,
+//   T = b + (N-1)(delta + alpha + X / B).
+TEST(AllToAllV, DirectAndPairwiseFollowTheMatrix) {
+  NvSwitchOptions o;
+  const int n = 8;
+  const double x = 32e6, alpha = 2 * o.nvswitch_latency_s;
+  const double delta = Step("ring", sim::HopKind::kNvLink);
+  auto run = [&](const std::string& algorithm) {
+    TaskGraph g(n);
+    Task member;
+    member.stream = g.Stream("comm");
+    member.name = "a2av";
+    Collective col;
+    col.kind = CollectiveKind::kAllToAllV;
+    for (int r = 0; r < n; ++r) col.ranks.push_back(r);
+    col.matrix.assign(static_cast<size_t>(n) * n, 0.0);
+    for (int j = 1; j < n; ++j) col.matrix[j] = x;
+    col.bytes = (n - 1) * x;  // the largest send buffer
+    col.algorithm = algorithm;
+    g.AddCollective(col, member);
+    SimulationSpec spec;
+    spec.collectives.protocol = "simple";
+    spec.collectives.channels = 1;
+    return sim::Simulate(g, NvSwitchCluster(o), spec).makespan_s;
+  };
+  const double direct = Base("ring") + delta + alpha + (n - 1) * x / o.nvswitch_Bps;
+  const double pairwise = Base("ring") + (n - 1) * (delta + alpha + x / o.nvswitch_Bps);
+  EXPECT_NEAR(run("direct"), direct, 0.01 * direct);
+  EXPECT_NEAR(run("pairwise"), pairwise, 0.01 * pairwise);
 }
 
 TEST(Pairwise, AllToAllMatchesAlphaBeta) {
