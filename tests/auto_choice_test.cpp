@@ -1,0 +1,432 @@
+// Issue #3: "Automatic choice: tree or direct wins for small messages, ring for large ones, on
+// the topologies above". Every collective here runs with algorithm, protocol and channels on
+// auto through sim::Simulate, on every kind of cluster the project builds (NVSwitch servers of
+// A100, H100 and H200; DGX-1 V100 hybrid cube mesh; 4 x RTX 3090 PCIe boxes with and without
+// NVLink bridges; one NIC per GPU or per server; single switch, 4:1 leaf-spine, 2:1
+// rail-optimized; 1, 4 and 16 servers; and the bundled scenarios' clusters), and the test
+// checks what the tuner (sim/collectives/tuner.cpp) chose, as reported in
+// ExecutionTrace::collective_algorithms ("algorithm/protocol/Nch").
+//
+// Why the expected sets are right (S bytes, N GPUs, s servers of k GPUs; costs from the tuner's
+// alpha-beta forms, docs/collectives.md, "The tuner"):
+// - all-reduce, small (1 KiB, 8 KiB): latency-bound. A ring pays 2(N-1) step latencies and
+//   hierarchical 2(k-1) + 2(s-1) ring steps; a tree pays 2((k-1) + log2(s)) steps and direct
+//   (NCCL's one-shot kernel) one step, its (N-1)S bytes per member being negligible. So
+//   {tree, direct}. Halving-doubling is never auto's (ChosenByAuto: NCCL does not run it).
+// - all-reduce, large (1 GiB): bandwidth-bound. A ring moves 2(N-1)/N S per GPU, the least of
+//   all; direct (N-1)S; a tree 2S inside a server and 3S/(2C) per channel on a head's NIC. Inside
+//   one server: {ring} (hierarchical is not a candidate there: it would be the same ring).
+//   Across servers: {ring, hierarchical}: hierarchical is rings inside and rings across
+//   servers, sending 2(s-1)/s S/k per GPU over the NICs, so it beats a flat ring when the
+//   NICs are few (docs/collectives.md, "hierarchical"; the project's existing
+//   AutoChoice.SmallMessagesAvoidTheRingLargeOnesUseIt, tests/collectives_closed_form_test.cpp,
+//   accepts it as ring-family too).
+// - reduce-scatter / all-gather (candidates ring, direct, hierarchical): small: {direct}, one
+//   step against N-1. Large inside one NVSwitch server: {ring, direct}: on a non-blocking switch
+//   direct moves the same (N-1)/N S per port as the ring, in one step (simulated 3.15 ms
+//   against the ring's 3.18 ms on 8 A100s). Large inside a PCIe or cube-mesh server: {ring}:
+//   the direct flows share the PCIe switch uplinks and the socket link. Large across servers:
+//   {ring, hierarchical}: direct sends k(N-k)/N S out of each server, the ring (N-1)/N S (6x
+//   less with 4 servers of 8 GPUs).
+// - broadcast / reduce (candidates ring, i.e. a chain, and tree), across servers only (inside
+//   one server both are a chain through the same GPUs, so either is right and nothing is
+//   checked): small: {tree}, log2(s) network hops against the chain's s-1 (simulated at step
+//   fidelity on 16 A100 servers, 8 KiB: tree 63 us, chain 404 us). Large: {ring}: a chain moves
+//   S once over every NIC and every intra-server link; a binary tree's interior heads send it
+//   to two children.
+//
+// Where the tuner chooses otherwise, the check is left out of AutoChoiceOn.Topology and made in
+// a DISABLED_ test below (AutoChoiceMisjudged), with the predictions and simulated times that
+// show why the choice is wrong; run them with --gtest_also_run_disabled_tests.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/collective_names.h"
+#include "core/scenario.h"
+#include "core/task_graph.h"
+#include "sim/collectives/group_view.h"
+#include "sim/collectives/lowering.h"
+#include "sim/collectives/tuner.h"
+#include "sim/executor.h"
+#include "tests/test_clusters.h"
+
+namespace stratasim {
+namespace {
+
+constexpr double kKiB = 1024, kGiB = 1024.0 * 1024 * 1024;
+constexpr double kSmall[] = {1 * kKiB, 8 * kKiB};
+
+enum class Box { kNvSwitch, kDgx1, kPcie };  // what joins the GPUs of a server
+
+struct Topology {
+  std::string name;  // test-name safe
+  ClusterSpec cluster;
+  Box box = Box::kNvSwitch;  // of the slowest servers
+  int servers = 1;
+  bool nic_per_gpu = true;
+};
+
+// gtest prints a parameter in test names and messages; the name, not the struct's bytes.
+void PrintTo(const Topology& t, std::ostream* os) { *os << t.name; }
+
+// NVSwitch servers, datasheet figures (shared/data/hardware.md): A100 NVLink3 300 GB/s per
+// direction and HDR NICs (25 GB/s); H100 and H200 NVLink4 450 GB/s and NDR NICs (50 GB/s).
+ServerGroup NvSwitchServers(const std::string& gpu, int count, int nics) {
+  testing::NvSwitchOptions o;
+  o.servers = count;
+  o.gpu = gpu;
+  o.nics = nics;
+  const bool hopper = gpu != "A100-SXM4-80GB";
+  o.nvswitch_Bps = hopper ? 450e9 : 300e9;
+  o.nic_Bps = hopper ? 50e9 : 25e9;
+  o.nic_latency_s = 2e-6;
+  return testing::NvSwitchGroup("nvs", o);
+}
+
+struct ServerKind {
+  std::string name;
+  Box box;
+  ServerGroup (*make)(int count, bool nic_per_gpu);
+};
+
+const std::vector<ServerKind>& ServerKinds() {
+  static const std::vector<ServerKind> kinds = {
+      {"a100", Box::kNvSwitch,
+       [](int n, bool per_gpu) { return NvSwitchServers("A100-SXM4-80GB", n, per_gpu ? 8 : 1); }},
+      {"h100", Box::kNvSwitch,
+       [](int n, bool per_gpu) { return NvSwitchServers("H100-SXM5", n, per_gpu ? 8 : 1); }},
+      {"h200", Box::kNvSwitch,
+       [](int n, bool per_gpu) { return NvSwitchServers("H200", n, per_gpu ? 8 : 1); }},
+      {"dgx1", Box::kDgx1,
+       [](int n, bool per_gpu) { return testing::Dgx1V100Group("dgx1", n, per_gpu ? 8 : 1); }},
+      {"pcie_bridged", Box::kPcie,
+       [](int n, bool per_gpu) {
+         return testing::CommodityPcieGroup("pcie", n, true, per_gpu ? 4 : 1);
+       }},
+      {"pcie", Box::kPcie,
+       [](int n, bool per_gpu) {
+         return testing::CommodityPcieGroup("pcie", n, false, per_gpu ? 4 : 1);
+       }},
+  };
+  return kinds;
+}
+
+Topology FromScenario(const std::string& file, Box box, bool nic_per_gpu) {
+  const Scenario s = LoadScenarioFile(std::string(STRATASIM_SOURCE_DIR) + "/scenarios/" + file);
+  Topology t;
+  t.name = "scenario_" + s.name;
+  std::replace(t.name.begin(), t.name.end(), '-', '_');
+  t.cluster = s.cluster;
+  t.box = box;
+  t.servers = s.cluster.NumServers();
+  t.nic_per_gpu = nic_per_gpu;
+  return t;
+}
+
+std::vector<Topology> Topologies() {
+  std::vector<Topology> all;
+  for (const ServerKind& k : ServerKinds()) {
+    all.push_back({k.name + "_1server",
+                   testing::ClusterOf({k.make(1, true)}, testing::SingleSwitchNetwork()), k.box, 1,
+                   true});
+  }
+  struct Net {
+    std::string name;
+    NetworkSpec spec;
+  };
+  const Net nets[] = {{"single_switch", testing::SingleSwitchNetwork()},
+                      {"leaf_spine_4to1", testing::LeafSpineNetwork(2, 4)},
+                      {"rail_2to1", testing::RailOptimizedNetwork(2)}};
+  for (int servers : {4, 16}) {
+    for (const ServerKind& k : ServerKinds()) {
+      for (bool per_gpu : {true, false}) {
+        for (const Net& net : nets) {
+          all.push_back({k.name + "_" + std::to_string(servers) + "servers_" +
+                             (per_gpu ? "nic_per_gpu_" : "nic_per_server_") + net.name,
+                         testing::ClusterOf({k.make(servers, per_gpu)}, net.spec), k.box, servers,
+                         per_gpu});
+        }
+      }
+    }
+  }
+  // The bundled scenarios' clusters, as users run them.
+  all.push_back(FromScenario("commodity-pcie.yaml", Box::kPcie, false));
+  all.push_back(FromScenario("rail-optimized.yaml", Box::kNvSwitch, true));
+  // One DGX A100 (a NIC per GPU) and two DGX-1 (a NIC per GPU pair); the tuner sees the
+  // slowest servers' links.
+  all.push_back(FromScenario("hetero-a100-v100.yaml", Box::kDgx1, true));
+  return all;
+}
+
+Collective Everyone(const ClusterSpec& c, CollectiveKind kind, double bytes) {
+  Collective col;
+  col.kind = kind;
+  for (int r = 0; r < c.NumGpus(); ++r) col.ranks.push_back(r);
+  col.bytes = bytes;
+  col.root = 0;
+  return col;
+}
+
+// One collective over every GPU of the cluster, all on auto, through the simulator; returns
+// what the executor reports it ran ("algorithm/protocol/Nch").
+std::string Chosen(const ClusterSpec& c, CollectiveKind kind, double bytes) {
+  TaskGraph g(c.NumGpus());
+  Task member;
+  member.stream = g.Stream("comm");
+  member.name = "c";
+  Collective col = Everyone(c, kind, bytes);
+  col.algorithm = "auto";
+  g.AddCollective(col, member);
+  SimulationSpec spec;  // default fidelity (stream); the choice is made before lowering
+  spec.collectives.protocol = "auto";
+  spec.collectives.channels = 0;
+  return sim::Simulate(g, c, spec).collective_algorithms.at(0);
+}
+
+// The tuner's best prediction per candidate algorithm, for failure messages.
+std::string Predictions(const ClusterSpec& c, CollectiveKind kind, double bytes) {
+  const Collective col = Everyone(c, kind, bytes);
+  const sim::GroupView view = sim::MakeGroupView(c, col.ranks);
+  std::string out;
+  for (const std::string& a : CollectiveAlgorithms(kind)) {
+    if (a == "auto" || !sim::ChosenByAuto(a)) continue;
+    if (a == "hierarchical" && view.num_servers < 2) continue;
+    const int channels = sim::UsesChannels(a) ? sim::AutoChannels(view) : 1;
+    double best = 0;
+    std::string best_protocol;
+    for (const char* p : {"simple", "ll128", "ll"}) {
+      const double t = sim::PredictCollectiveSeconds(col, view, {a, p, channels});
+      if (best_protocol.empty() || t < best) {
+        best = t;
+        best_protocol = p;
+      }
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, " %s/%s/%dch=%.4g s", a.c_str(), best_protocol.c_str(),
+                  channels, best);
+    out += line;
+  }
+  return out;
+}
+
+std::string Algorithm(const std::string& chosen) { return chosen.substr(0, chosen.find('/')); }
+
+bool Large(double bytes) { return bytes >= kGiB; }
+
+bool ScatterGather(CollectiveKind kind) {
+  return kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllGather;
+}
+
+// The algorithms that are right for this collective (see the head of the file); nullopt when
+// every candidate is.
+std::optional<std::set<std::string>> Expected(const Topology& t, CollectiveKind kind,
+                                              double bytes) {
+  const bool across = t.servers > 1;
+  if (kind == CollectiveKind::kAllReduce) {
+    if (!Large(bytes)) return std::set<std::string>{"tree", "direct"};
+    return across ? std::set<std::string>{"ring", "hierarchical"} : std::set<std::string>{"ring"};
+  }
+  if (ScatterGather(kind)) {
+    if (!Large(bytes)) return std::set<std::string>{"direct"};
+    if (across) return std::set<std::string>{"ring", "hierarchical"};
+    return t.box == Box::kNvSwitch ? std::set<std::string>{"ring", "direct"}
+                                   : std::set<std::string>{"ring"};
+  }
+  if (!across) return std::nullopt;  // both candidates are the same chain
+  return Large(bytes) ? std::set<std::string>{"ring"} : std::set<std::string>{"tree"};
+}
+
+// Checks the choice for `kind` and `bytes` on `t`; false if the algorithm is not an expected one.
+bool ExpectChoice(const Topology& t, CollectiveKind kind, double bytes) {
+  const auto expected = Expected(t, kind, bytes);
+  if (!expected) return true;
+  const std::string chosen = Chosen(t.cluster, kind, bytes);
+  std::string want;
+  for (const std::string& a : *expected) want += (want.empty() ? "" : " or ") + a;
+  const bool right = expected->count(Algorithm(chosen)) > 0;
+  EXPECT_TRUE(right) << t.name << ", " << ToString(kind) << " of " << bytes << " B: chose "
+                     << chosen << ", expected " << want
+                     << "; predictions:" << Predictions(t.cluster, kind, bytes);
+  // Channels (sim/collectives/tuner.h, AutoChannels): a ring or tree stripes over one channel
+  // per NIC the group uses in a server; inside one server, one.
+  const std::string algorithm = Algorithm(chosen);
+  if (algorithm == "ring" || algorithm == "tree") {
+    int nics = 1;
+    for (const ServerGroup& g : t.cluster.groups) nics = std::max(nics, g.nics.count);
+    const int channels = t.servers > 1 ? std::min(nics, sim::kMaxChannels) : 1;
+    EXPECT_EQ(chosen.substr(chosen.rfind('/') + 1), std::to_string(channels) + "ch")
+        << t.name << ", " << ToString(kind) << " of " << bytes << " B: " << chosen;
+  }
+  return right;
+}
+
+constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter,
+                                     CollectiveKind::kAllGather, CollectiveKind::kBroadcast,
+                                     CollectiveKind::kReduce};
+
+// The tuner's known misjudgements on these topologies, each checked by the DISABLED_ test of
+// the same name below instead of AutoChoiceOn.Topology. A topology entry ending in '*' names
+// every topology that starts with it (the three networks). Figures: the tuner's predictions
+// (PredictCollectiveSeconds) and stream-fidelity makespans of each algorithm forced, 1 GiB;
+// the DISABLED_ tests print both when they fail.
+struct Misjudgement {
+  std::string test;
+  std::vector<CollectiveKind> kinds;
+  std::vector<std::string> topologies;
+};
+
+const std::vector<Misjudgement>& Misjudgements() {
+  static const std::vector<Misjudgement> all = {
+      // The tuner picks direct: its BusiestLink charges each member's intra-server bytes to the
+      // slowest hop's bandwidth (GroupView::intra_Bps) but not the PCIe switch uplinks and the
+      // socket link that all cross-switch direct flows share, and it charges the ring every hop
+      // at that slowest (PCIe) bandwidth. Across servers it also does not see that direct
+      // sends 6x the ring's bytes into the network, nor the oversubscription. Simulated:
+      // 3090 box ring 51 ms, direct 68 ms; DGX-1 ring 60 ms, direct 84 ms; 4 DGX-1 behind a
+      // 4:1 leaf-spine ring 66 ms, direct 172 ms (on a single switch direct is 3% faster: the
+      // simulated ring runs in rank order, across PCIe at GPU 3 -> 4 of the cube mesh).
+      {"LargeReduceScatterAllGatherIsRingFamily",
+       {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather},
+       {"pcie_1server", "pcie_bridged_1server", "dgx1_1server", "dgx1_4servers_nic_per_gpu_*",
+        "scenario_hetero_a100_v100"}},
+      // The tuner picks tree by 1% (predicted tree 0.1369 s, ring 0.1381 s): both are bound by
+      // the PCIe hop it assumes for every intra-server step, and the ring pays 254 step
+      // latencies. The simulation agrees (tree 0.112 s, ring 0.137 s) because the simulated ring
+      // runs in rank order, crossing PCIe between the cube mesh's quads; NCCL's rings on a
+      // DGX-1 follow NVLink, so ring is what should win. The tuner is consistent with the
+      // simulator here; what is wrong is the ring order on a partial NVLink mesh.
+      {"LargeAllReduceAcrossDgx1IsRingFamily",
+       {CollectiveKind::kAllReduce},
+       {"dgx1_16servers_nic_per_gpu_*"}},
+      // The tuner picks tree: its rooted-tree model spreads the tree's network traffic over
+      // min(C, NICs) NICs and charges no pipeline fill, while the rooted tree lowering
+      // (sim/collectives/tree.cpp, LowerTree) makes the root the head of its server in every
+      // channel, so every channel leaves through the root's NIC; and a binary tree's heads
+      // forward S to two children, a chain's once. The chain's prediction also pays a long fill
+      // of 2 MiB chunks (kMaxPipelineChunks = 64 per channel) across 127 hops. Simulated: 16
+      // A100 servers tree 43.3 ms, ring 5.7 ms (step fidelity: 43.9 and 9.5 ms); 4 PCIe boxes
+      // with a NIC per GPU tree 137 ms, ring 69 ms; 16 DGX-1 with one NIC tree 172 ms, ring
+      // 87 ms.
+      {"LargeBroadcastReduceAcrossServersIsRing",
+       {CollectiveKind::kBroadcast, CollectiveKind::kReduce},
+       {"a100_16servers_nic_per_gpu_*", "h100_16servers_nic_per_gpu_*",
+        "h200_16servers_nic_per_gpu_*", "dgx1_16servers_nic_per_gpu_*",
+        "dgx1_16servers_nic_per_server_*", "dgx1_4servers_nic_per_gpu_*",
+        "pcie_16servers_nic_per_gpu_*", "pcie_4servers_nic_per_gpu_*",
+        "pcie_bridged_16servers_nic_per_gpu_*", "pcie_bridged_4servers_nic_per_gpu_*",
+        "scenario_rail_optimized", "scenario_hetero_a100_v100"}},
+  };
+  return all;
+}
+
+bool Names(const std::string& pattern, const std::string& name) {
+  if (!pattern.empty() && pattern.back() == '*') {
+    return name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
+  }
+  return name == pattern;
+}
+
+// The misjudgement that covers this case, or nullptr. All are of the large size.
+const Misjudgement* Misjudged(const Topology& t, CollectiveKind kind, double bytes) {
+  if (!Large(bytes)) return nullptr;
+  for (const Misjudgement& m : Misjudgements()) {
+    if (std::find(m.kinds.begin(), m.kinds.end(), kind) == m.kinds.end()) continue;
+    for (const std::string& p : m.topologies) {
+      if (Names(p, t.name)) return &m;
+    }
+  }
+  return nullptr;
+}
+
+class AutoChoiceOn : public ::testing::TestWithParam<Topology> {};
+
+TEST_P(AutoChoiceOn, Topology) {
+  const Topology& t = GetParam();
+  for (CollectiveKind kind : kKinds) {
+    std::vector<double> sizes(std::begin(kSmall), std::end(kSmall));
+    sizes.push_back(kGiB);
+    for (double bytes : sizes) {
+      if (Misjudged(t, kind, bytes)) continue;  // checked by a DISABLED_ test below
+      ExpectChoice(t, kind, bytes);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Clusters, AutoChoiceOn, ::testing::ValuesIn(Topologies()),
+                         [](const auto& info) { return info.param.name; });
+
+// Every entry of Misjudgements() names topologies that exist, so none silently checks nothing.
+TEST(AutoChoiceMisjudgements, NameExistingTopologies) {
+  const std::vector<Topology> all = Topologies();
+  for (const Misjudgement& m : Misjudgements()) {
+    for (const std::string& p : m.topologies) {
+      EXPECT_TRUE(
+          std::any_of(all.begin(), all.end(), [&](const Topology& t) { return Names(p, t.name); }))
+          << m.test << ": " << p;
+    }
+  }
+}
+
+// Simulated makespan of each candidate algorithm forced (protocol and channels on auto), for
+// the failure messages of the DISABLED_ tests.
+std::string SimulatedTimes(const ClusterSpec& c, CollectiveKind kind, double bytes) {
+  std::string out;
+  for (const std::string& a : CollectiveAlgorithms(kind)) {
+    if (a == "auto" || !sim::ChosenByAuto(a)) continue;
+    if (a == "hierarchical" && c.NumServers() < 2) continue;
+    TaskGraph g(c.NumGpus());
+    Task member;
+    member.stream = g.Stream("comm");
+    member.name = "c";
+    Collective col = Everyone(c, kind, bytes);
+    col.algorithm = a;
+    g.AddCollective(col, member);
+    SimulationSpec spec;
+    const ExecutionTrace tr = sim::Simulate(g, c, spec);
+    char line[160];
+    std::snprintf(line, sizeof line, " %s=%.4g s", tr.collective_algorithms.at(0).c_str(),
+                  tr.makespan_s);
+    out += line;
+  }
+  return out;
+}
+
+// The cases of misjudgement `test`, with the expectation believed right.
+void ExpectMisjudgedCases(const std::string& test) {
+  int cases = 0;
+  for (const Topology& t : Topologies()) {
+    for (CollectiveKind kind : kKinds) {
+      const Misjudgement* m = Misjudged(t, kind, kGiB);
+      if (!m || m->test != test) continue;
+      ++cases;
+      if (!ExpectChoice(t, kind, kGiB)) {
+        std::printf("%s %s: simulated%s\n", t.name.c_str(), std::string(ToString(kind)).c_str(),
+                    SimulatedTimes(t.cluster, kind, kGiB).c_str());
+      }
+    }
+  }
+  EXPECT_GT(cases, 0) << test;
+}
+
+// DISABLED: the tuner misjudges these (see Misjudgements()); sim/ is not this test's to change.
+TEST(AutoChoiceMisjudged, DISABLED_LargeReduceScatterAllGatherIsRingFamily) {
+  ExpectMisjudgedCases("LargeReduceScatterAllGatherIsRingFamily");
+}
+
+TEST(AutoChoiceMisjudged, DISABLED_LargeAllReduceAcrossDgx1IsRingFamily) {
+  ExpectMisjudgedCases("LargeAllReduceAcrossDgx1IsRingFamily");
+}
+
+TEST(AutoChoiceMisjudged, DISABLED_LargeBroadcastReduceAcrossServersIsRing) {
+  ExpectMisjudgedCases("LargeBroadcastReduceAcrossServersIsRing");
+}
+
+}  // namespace
+}  // namespace stratasim
