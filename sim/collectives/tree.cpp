@@ -149,10 +149,19 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
     rotated.insert(rotated.end(), blocks.begin(), blocks.begin() + root_server);
     const std::vector<int>& rb = rotated[0];
     const int root_pos = static_cast<int>(std::find(rb.begin(), rb.end(), a.root) - rb.begin());
-    auto shift = [&](int s) {
-      return s == 0 ? root_pos : InstanceShift(ch, channels, static_cast<int>(rotated[s].size()));
+    auto position = [&](int s) {
+      return InstanceShift(ch, channels, static_cast<int>(rotated[s].size()));
     };
-    TreePipeline(MemberTree(rotated, BinaryTreeParents(servers), a.n(), shift), part,
+    auto shift = [&](int s) { return s == 0 ? root_pos : position(s); };
+    const std::vector<int> server_parent = BinaryTreeParents(servers);
+    std::vector<int> parent = MemberTree(rotated, server_parent, a.n(), shift);
+    // The root's server starts its chain at the root, but hands the data to its child servers
+    // from the member at the channel's position, on the same rail as the children's heads:
+    // each channel leaves through its own NIC, not all through the root's.
+    for (int s = 1; s < servers; ++s) {
+      if (server_parent[s] == 0) parent[rotated[s][position(s)]] = rb[position(0)];
+    }
+    TreePipeline(parent, part,
                  a.c.kind == CollectiveKind::kBroadcast ? TreeDirection::kDown : TreeDirection::kUp,
                  a.stream(), b);
   }

@@ -118,5 +118,29 @@ TEST(Tree, ChannelsAndTreesUseDifferentHeadsHenceNics) {
   EXPECT_EQ(nics.size(), 4u);
 }
 
+// A rooted tree's channels leave the root's server through different NICs: its chain starts at
+// the root, but each channel hands the data to the child servers from the member on the
+// children's rail (before, every channel went out through the root's one NIC).
+TEST(Tree, RootedChannelsLeaveTheRootsServerThroughDifferentNics) {
+  const GroupView v = MakeGroupView(testing::NvSwitchCluster(4, 8, 8), Iota(32));
+  for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    Collective c = MakeCollective(k, Iota(32), 64e6);
+    c.root = 3;
+    const FlowProgram p = Lower(c, v, 4);
+    std::set<int> nics;
+    for (const Flow& f : p.flows) {
+      const int inside = k == CollectiveKind::kBroadcast ? f.src : f.dst;
+      const int outside = k == CollectiveKind::kBroadcast ? f.dst : f.src;
+      if (v.members[inside].server == 0 && v.members[outside].server != 0) {
+        nics.insert(v.members[inside].nic);
+        // The other end is on the same rail.
+        EXPECT_EQ(v.members[outside].nic, v.members[inside].nic);
+      }
+    }
+    EXPECT_EQ(nics.size(), 4u) << ToString(k);
+    EXPECT_DOUBLE_EQ(k == CollectiveKind::kBroadcast ? ReceivedBy(p, 3) : SentBy(p, 3), 0);
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::sim

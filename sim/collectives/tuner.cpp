@@ -99,14 +99,20 @@ double Ring(const Model& m, int steps, double step_bytes, int channels) {
   return (steps - inter) * m.intra_step_s + inter * m.inter_step_s + steps * step_bytes / bw;
 }
 
-// A pipeline of `hops` (inter of them across servers) in `chunks` chunks of `chunk` bytes: the
-// first chunk pays every hop's step latency and transfer, each later chunk the slowest hop's.
-double Pipeline(const Model& m, int intra_hops, int inter_hops, int chunks, double chunk_s_intra,
-                double chunk_s_inter) {
-  double t =
-      intra_hops * (m.intra_step_s + chunk_s_intra) + inter_hops * (m.inter_step_s + chunk_s_inter);
-  double slowest = intra_hops > 0 ? m.intra_route_s + chunk_s_intra : 0;
-  if (inter_hops > 0) slowest = std::max(slowest, m.inter_route_s + chunk_s_inter);
+// A pipeline of `hops` (inter of them across servers) in `chunks` chunks: the first chunk pays
+// every hop's step latency and its transfer alone on the hop (`fill_s_*`: the channels' chains
+// start together but soon run on different GPUs), each later chunk the slowest hop's route
+// latency and transfer with every channel on the link (`period_s_*`).
+struct PipelineHop {
+  int hops = 0;
+  double fill_s = 0;    // one chunk alone on the hop
+  double period_s = 0;  // one chunk with every channel's chunk sharing the hop
+};
+double Pipeline(const Model& m, const PipelineHop& intra, const PipelineHop& inter, int chunks) {
+  const double t =
+      intra.hops * (m.intra_step_s + intra.fill_s) + inter.hops * (m.inter_step_s + inter.fill_s);
+  double slowest = intra.hops > 0 ? m.intra_route_s + intra.period_s : 0;
+  if (inter.hops > 0) slowest = std::max(slowest, m.inter_route_s + inter.period_s);
   return t + (chunks - 1) * slowest;
 }
 
@@ -164,10 +170,12 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     // Chain broadcast/reduce: C chains share each intra link, and spread over the NICs.
     const int chunks = PipelineChunks(c.bytes / C);
     const double chunk = S / C / chunks;
-    return m.base_s +
-           Pipeline(m, n - s, s - 1, chunks,
-                    chunk * C / std::min(m.intra_Bps, C * m.flow_intra_Bps),
-                    chunk * C / std::min(m.inter_Bps * std::min(C, m.nics), C * m.flow_inter_Bps));
+    const PipelineHop intra{n - s, chunk / std::min(m.intra_Bps, m.flow_intra_Bps),
+                            chunk * C / std::min(m.intra_Bps, C * m.flow_intra_Bps)};
+    const PipelineHop inter{
+        s - 1, chunk / std::min(m.inter_Bps, m.flow_inter_Bps),
+        chunk * C / std::min(m.inter_Bps * std::min(C, m.nics), C * m.flow_inter_Bps)};
+    return m.base_s + Pipeline(m, intra, inter, chunks);
   }
   if (a == "tree") {
     const int height = TreeHeight(s);
