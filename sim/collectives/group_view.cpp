@@ -103,6 +103,7 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     nics_of_server[m.server].insert(m.nic);
   }
   view.num_servers = static_cast<int>(locals_of_server.size());
+  view.rail_optimized = cluster.network.kind == NetworkKind::kRailOptimized;
   view.max_nics_per_server = 1;
   for (const auto& [server, nics] : nics_of_server) {
     view.max_nics_per_server = std::max(view.max_nics_per_server, static_cast<int>(nics.size()));

@@ -33,6 +33,9 @@ struct GroupView {
   double inter_latency_s = 0;
   int num_servers = 0;          // distinct servers among the members
   int max_nics_per_server = 1;  // distinct NICs used by the members of one server (max)
+  // NIC k of every server sits on leaf (rail) k (NetworkKind::kRailOptimized): a hop between
+  // NICs of different indices crosses the spine.
+  bool rail_optimized = false;
 };
 
 // Builds the view of `ranks` (global ranks) in `cluster`.

@@ -1,5 +1,6 @@
 #include "sim/collectives/member_order.h"
 
+#include <algorithm>
 #include <map>
 
 namespace stratasim::sim {
@@ -26,13 +27,57 @@ int InstanceShift(int index, int count, int size) {
   return count <= 0 ? 0 : static_cast<int>(static_cast<long long>(index) * size / count);
 }
 
+namespace {
+
+// Whether every server block has the same size and the same NIC at each position, so a
+// position names one rail in every server.
+bool RailsAlign(const GroupView& view, const std::vector<std::vector<int>>& blocks) {
+  for (const std::vector<int>& block : blocks) {
+    if (block.size() != blocks[0].size()) return false;
+    for (size_t j = 0; j < block.size(); ++j) {
+      if (view.members[block[j]].nic != view.members[blocks[0][j]].nic) return false;
+    }
+  }
+  return true;
+}
+
+// The positions of a block of `k` from `enter` to `exit` (mod k), visiting each once: forward
+// when exit is just before enter, backward when just after, else forward with exit moved last.
+std::vector<int> Walk(int k, int enter, int exit) {
+  auto mod = [k](int x) { return ((x % k) + k) % k; };
+  enter = mod(enter);
+  exit = mod(exit);
+  std::vector<int> out;
+  const bool backward = k > 2 && exit == mod(enter + 1);
+  for (int i = 0; i < k; ++i) out.push_back(mod(backward ? enter - i : enter + i));
+  if (!backward && exit != enter && exit != mod(enter - 1)) {
+    out.erase(std::find(out.begin(), out.end(), exit));
+    out.push_back(exit);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> ChannelRing(const GroupView& view, int channel, int channels) {
   std::vector<int> ring;
   const std::vector<std::vector<int>> blocks = ServerBlocks(view);
   if (blocks.size() <= 1) return blocks.empty() ? ring : blocks[0];
-  for (const std::vector<int>& block : blocks) {
-    const int size = static_cast<int>(block.size());
-    for (int m : Rotate(block, InstanceShift(channel, channels, size))) ring.push_back(m);
+  const int servers = static_cast<int>(blocks.size());
+  const int k = static_cast<int>(blocks[0].size());
+  if (!view.rail_optimized || k < 2 || !RailsAlign(view, blocks)) {
+    for (const std::vector<int>& block : blocks) {
+      const int size = static_cast<int>(block.size());
+      for (int m : Rotate(block, InstanceShift(channel, channels, size))) ring.push_back(m);
+    }
+    return ring;
+  }
+  const int c = InstanceShift(channel, channels, k);
+  std::vector<int> enter(servers);
+  for (int p = 0; p < servers; ++p) enter[p] = p % 2 == 0 ? c : c - 1;
+  if (servers % 2 == 1 && k > 2) enter[servers - 1] = c - 2;
+  for (int p = 0; p < servers; ++p) {
+    for (int j : Walk(k, enter[p], enter[(p + 1) % servers])) ring.push_back(blocks[p][j]);
   }
   return ring;
 }

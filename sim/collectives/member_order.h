@@ -25,6 +25,17 @@ int InstanceShift(int index, int count, int size);
 // The ring of channel `channel` of `channels`: the member order itself inside one server;
 // across servers, the server blocks one after another, each rotated by InstanceShift, so the
 // inter-server hop of each channel leaves every server from a different GPU.
+//
+// On a rail-optimized fabric each hop between servers also stays on one rail, as NCCL's rings
+// do (NCCL_CROSS_NIC=0): server p is entered and left through members with the same NIC
+// index as its neighbours' exit and entry. With the channel's shift c, servers are entered at
+// c, c-1, c, c-1, ... and walked forward (c ... c-1) or backward (c-1 ... c); with an odd
+// number of servers the last one is entered at c-2. Elsewhere every NIC reaches every other
+// through the same switches and links, so the rail changes no route's bottleneck or latency.
+//
+//   servers:    0            1            2            3
+//   members:  c c+1 .. c-1  c-1 c-2 .. c  c c+1 .. c-1  c-1 .. c   (back to 0 on rail c)
+//               rail c-1 ->      rail c ->    rail c-1 ->     rail c
 std::vector<int> ChannelRing(const GroupView& view, int channel, int channels);
 
 }  // namespace stratasim::sim

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "sim/collectives/lowering.h"
+#include "sim/collectives/member_order.h"
 #include "sim/collectives/protocol.h"
 #include "sim/collectives/test_util.h"
 
@@ -135,6 +137,38 @@ TEST(Ring, ChannelsLeaveEachServerThroughDifferentNics) {
   const FlowProgram p = Lower(c, v, 8);
   EXPECT_EQ(p.channels, 8);
   for (int m = 0; m < 16; ++m) EXPECT_NEAR(SentBy(p, m), 2.0 * 15 / 16 * 16e6, 1e-3);
+}
+
+// On a rail-optimized fabric every hop between servers stays on one rail (both ends on the
+// same NIC index), as NCCL's rings do, and the channels still leave each server through
+// different NICs; with an odd number of servers too. Elsewhere a hop may change rails.
+TEST(Ring, RailOptimizedRingsKeepEachHopBetweenServersOnOneRail) {
+  for (int servers : {2, 3, 4}) {
+    ClusterSpec cluster = testing::NvSwitchCluster(servers, 8, 8);
+    cluster.network.kind = NetworkKind::kRailOptimized;
+    const int n = servers * 8;
+    const GroupView v = MakeGroupView(cluster, Iota(n));
+    for (int ch = 0; ch < 8; ++ch) {
+      const std::vector<int> ring = ChannelRing(v, ch, 8);
+      std::vector<int> sorted = ring;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(sorted, Iota(n)) << servers << " servers, channel " << ch;
+      for (int i = 0; i < n; ++i) {
+        const GroupMember& a = v.members[ring[i]];
+        const GroupMember& b = v.members[ring[(i + 1) % n]];
+        if (a.server != b.server) {
+          EXPECT_EQ(a.nic, b.nic) << servers << " servers, channel " << ch << ", hop " << i;
+        }
+      }
+    }
+    const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(n), 16e6);
+    EXPECT_EQ(LeavingNics(Lower(c, v, 8), v).size(), 8u) << servers << " servers";
+  }
+  // A single switch keeps the plain rotation: channel 1 leaves server 0 from GPU 0 to GPU 1.
+  const GroupView flat = MakeGroupView(testing::NvSwitchCluster(2, 8, 8), Iota(16));
+  const std::vector<int> ring = ChannelRing(flat, 1, 8);
+  EXPECT_EQ(ring[7], 0);
+  EXPECT_EQ(ring[8], 9);
 }
 
 }  // namespace
