@@ -296,12 +296,12 @@ const std::vector<Misjudgement>& Misjudgements() {
        {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather},
        {"pcie_1server", "pcie_bridged_1server", "dgx1_1server", "dgx1_4servers_nic_per_gpu_*",
         "scenario_hetero_a100_v100"}},
-      // The tuner picks tree by 1% (predicted tree 0.1369 s, ring 0.1381 s): both are bound by
-      // the PCIe hop it assumes for every intra-server step, and the ring pays 254 step
-      // latencies. The simulation agrees (tree 0.112 s, ring 0.137 s) because the simulated ring
-      // runs in rank order, crossing PCIe between the cube mesh's quads; NCCL's rings on a
-      // DGX-1 follow NVLink, so ring is what should win. The tuner is consistent with the
-      // simulator here; what is wrong is the ring order on a partial NVLink mesh.
+      // The tuner picks tree, and the simulation agrees: rings and the trees' chains now
+      // follow the cube mesh's NVLinks (GroupView, nvlink_ring_position; before, the ring ran
+      // in rank order across PCIe between the quads: ring 137 ms, tree 112 ms), but every
+      // channel's ring uses the same directed NVLink cycle, so each NVLink carries all 8
+      // channels: ring 76.1 ms, tree 37.7 ms. NCCL's rings on a DGX-1 use several cycles, in
+      // both directions; until channels do too, ring cannot win here.
       {"LargeAllReduceAcrossDgx1IsRingFamily",
        {CollectiveKind::kAllReduce},
        {"dgx1_16servers_nic_per_gpu_*"}},

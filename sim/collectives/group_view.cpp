@@ -1,6 +1,7 @@
 #include "sim/collectives/group_view.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -78,6 +79,35 @@ Hop IntraServerHop(const ServerGroup& g, const std::vector<int>& locals) {
   return slowest;
 }
 
+// A cycle through every GPU of `locals` over direct NVLinks, as positions into `locals`, found
+// by depth-first search from the first, trying lower locals first (deterministic); empty when
+// there is none. Small servers only: the search is exponential in the worst case.
+std::vector<int> NvLinkCycle(const NvLinkSpec& nv, const std::vector<int>& locals) {
+  const int n = static_cast<int>(locals.size());
+  if (n < 3 || n > 16) return {};
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return locals[a] < locals[b]; });
+  std::vector<int> path{order[0]};
+  std::vector<char> used(n, 0);
+  used[order[0]] = 1;
+  std::function<bool()> extend = [&]() {
+    if (static_cast<int>(path.size()) == n) {
+      return DirectlyLinked(nv, locals[path.back()], locals[path.front()]);
+    }
+    for (int next : order) {
+      if (used[next] || !DirectlyLinked(nv, locals[path.back()], locals[next])) continue;
+      used[next] = 1;
+      path.push_back(next);
+      if (extend()) return true;
+      path.pop_back();
+      used[next] = 0;
+    }
+    return false;
+  };
+  return extend() ? path : std::vector<int>{};
+}
+
 }  // namespace
 
 GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& ranks) {
@@ -125,6 +155,39 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     view.intra_Bps = intra.bandwidth_Bps;
     view.intra_latency_s = intra.latency_s;
     view.intra_fabric = intra.fabric;
+  }
+
+  // Rings through a partial NVLink mesh follow its links, as NCCL's ring search does: give the
+  // members of each such server their place in an NVLink cycle (ServerBlocks orders by it).
+  bool every_ring_nvlink = any_shared;
+  double ring_Bps = std::numeric_limits<double>::infinity(), ring_latency_s = 0;
+  for (const auto& [server, locals] : locals_of_server) {
+    if (locals.size() < 2) continue;
+    const ServerGroup& g = cluster.groups[group_of_server[server]];
+    const bool partial =
+        !g.nvswitch && g.nvlink && IntraServerHop(g, locals).fabric != IntraFabric::kNvLink;
+    const std::vector<int> cycle = partial ? NvLinkCycle(*g.nvlink, locals) : std::vector<int>{};
+    if (cycle.empty()) {
+      every_ring_nvlink = false;
+      continue;
+    }
+    ring_Bps = std::min(ring_Bps, g.nvlink->link.bandwidth_Bps);
+    ring_latency_s = std::max(ring_latency_s, g.nvlink->link.latency_s);
+    std::vector<int> members_here;  // member indices of this server, in member order
+    for (int m = 0; m < static_cast<int>(view.members.size()); ++m) {
+      if (view.members[m].server == server) members_here.push_back(m);
+    }
+    for (int pos = 0; pos < static_cast<int>(cycle.size()); ++pos) {
+      view.members[members_here[cycle[pos]]].nvlink_ring_position = pos;
+    }
+  }
+  view.ring_intra_Bps = view.intra_Bps;
+  view.ring_intra_latency_s = view.intra_latency_s;
+  view.ring_intra_fabric = view.intra_fabric;
+  if (every_ring_nvlink) {
+    view.ring_intra_Bps = ring_Bps;
+    view.ring_intra_latency_s = ring_latency_s;
+    view.ring_intra_fabric = IntraFabric::kNvLink;
   }
 
   // Inter-server hop: out of one NIC, through the switches, into another NIC. A leaf-spine or

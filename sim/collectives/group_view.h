@@ -14,6 +14,10 @@ struct GroupMember {
   int server = 0;  // global server index
   int local = 0;   // GPU index inside its server
   int nic = 0;     // index of the NIC serving it, inside its server
+  // Its place in a cycle through its server's members over direct NVLinks (a partial mesh such
+  // as DGX-1's hybrid cube mesh, where NCCL's rings follow NVLink), or -1 when the server has
+  // no such cycle or every member pair is linked anyway.
+  int nvlink_ring_position = -1;
 };
 
 // What carries the hops between two GPUs of a server; selects NCCL's per-hop latency figures
@@ -31,6 +35,11 @@ struct GroupView {
   IntraFabric intra_fabric = IntraFabric::kNvSwitch;  // of the slowest intra-server hop
   double inter_Bps = 0;                               // per NIC
   double inter_latency_s = 0;
+  // The hop between neighbours of a ring (ServerBlocks order): an NVLink when every server of
+  // two or more members has an NVLink cycle through them, else the intra-server hop above.
+  double ring_intra_Bps = 0;
+  double ring_intra_latency_s = 0;
+  IntraFabric ring_intra_fabric = IntraFabric::kNvSwitch;
   int num_servers = 0;          // distinct servers among the members
   int max_nics_per_server = 1;  // distinct NICs used by the members of one server (max)
   // NIC k of every server sits on leaf (rail) k (NetworkKind::kRailOptimized): a hop between

@@ -13,6 +13,16 @@ std::vector<std::vector<int>> ServerBlocks(const GroupView& view) {
     if (added) blocks.emplace_back();
     blocks[it->second].push_back(m);
   }
+  // A server whose members have NVLink-cycle positions lists them in that cycle's order.
+  for (std::vector<int>& block : blocks) {
+    const bool cycle = std::all_of(block.begin(), block.end(), [&](int m) {
+      return view.members[m].nvlink_ring_position >= 0;
+    });
+    if (!cycle) continue;
+    std::sort(block.begin(), block.end(), [&](int a, int b) {
+      return view.members[a].nvlink_ring_position < view.members[b].nvlink_ring_position;
+    });
+  }
   return blocks;
 }
 

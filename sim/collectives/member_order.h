@@ -11,7 +11,8 @@
 namespace stratasim::sim {
 
 // Member indices grouped by server: servers in order of first appearance in the member list,
-// members of a server in member order.
+// members of a server in member order, or in the order of their server's NVLink cycle when
+// they have one (GroupMember::nvlink_ring_position), so rings and chains follow NVLink.
 std::vector<std::vector<int>> ServerBlocks(const GroupView& view);
 
 // `block` rotated left by `shift` (mod its size).

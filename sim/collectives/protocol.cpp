@@ -1,5 +1,7 @@
 #include "sim/collectives/protocol.h"
 
+#include <cstdlib>
+
 #include "core/error.h"
 
 namespace stratasim::sim {
@@ -80,7 +82,16 @@ HopKind IntraHop(const GroupView& view) {
 }
 
 HopKind HopBetween(const GroupView& view, int a, int b) {
-  return view.members[a].server != view.members[b].server ? HopKind::kNet : IntraHop(view);
+  const GroupMember &x = view.members[a], &y = view.members[b];
+  if (x.server != y.server) return HopKind::kNet;
+  // Neighbours on their server's NVLink cycle talk over NVLink, whatever the slowest pair does.
+  if (x.nvlink_ring_position >= 0 && y.nvlink_ring_position >= 0) {
+    int size = 0;
+    for (const GroupMember& m : view.members) size += m.server == x.server;
+    const int d = std::abs(x.nvlink_ring_position - y.nvlink_ring_position);
+    if (d == 1 || d == size - 1) return HopKind::kNvLink;
+  }
+  return IntraHop(view);
 }
 
 double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKind kind,

@@ -155,11 +155,20 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
     auto shift = [&](int s) { return s == 0 ? root_pos : position(s); };
     const std::vector<int> server_parent = BinaryTreeParents(servers);
     std::vector<int> parent = MemberTree(rotated, server_parent, a.n(), shift);
-    // The root's server starts its chain at the root, but hands the data to its child servers
-    // from the member at the channel's position, on the same rail as the children's heads:
-    // each channel leaves through its own NIC, not all through the root's.
-    for (int s = 1; s < servers; ++s) {
-      if (server_parent[s] == 0) parent[rotated[s][position(s)]] = rb[position(0)];
+    // The root's server chains from the root and hands the data to its child servers itself,
+    // unless the member at the channel's position (on the children heads' rail) has another
+    // NIC: then that member comes second in the chain and hands it on, so each channel leaves
+    // through its own NIC rather than all through the root's.
+    const int attach = rb[position(0)];
+    if (a.view.members[attach].nic != a.view.members[a.root].nic) {
+      std::vector<int> chain{a.root, attach};
+      for (int m : Rotate(rb, root_pos)) {
+        if (m != a.root && m != attach) chain.push_back(m);
+      }
+      for (size_t j = 1; j < chain.size(); ++j) parent[chain[j]] = chain[j - 1];
+      for (int s = 1; s < servers; ++s) {
+        if (server_parent[s] == 0) parent[rotated[s][position(s)]] = attach;
+      }
     }
     TreePipeline(parent, part,
                  a.c.kind == CollectiveKind::kBroadcast ? TreeDirection::kDown : TreeDirection::kUp,

@@ -73,15 +73,22 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
   m.nics = std::max(1, view.max_nics_per_server);
   m.multi = m.servers > 1;
   m.base_s = BaseLatencySeconds(algorithm, p);
-  m.intra_route_s = view.intra_latency_s;
+  // Rings, trees' chains and hierarchical's rings step between neighbours of ServerBlocks,
+  // which follow a partial NVLink mesh where there is one (GroupView::ring_intra_*).
+  const bool neighbours = algorithm == "ring" || algorithm == "tree" || algorithm == "hierarchical";
+  const double intra_latency_s = neighbours ? view.ring_intra_latency_s : view.intra_latency_s;
+  const HopKind intra_hop = neighbours && view.ring_intra_fabric == IntraFabric::kNvLink
+                                ? HopKind::kNvLink
+                                : IntraHop(view);
+  m.intra_route_s = intra_latency_s;
   m.inter_route_s = view.inter_latency_s;
-  m.intra_step_s = view.intra_latency_s + StepLatencySeconds(algorithm, p, IntraHop(view));
+  m.intra_step_s = intra_latency_s + StepLatencySeconds(algorithm, p, intra_hop);
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
-  m.intra_Bps = view.intra_Bps;
+  m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
   m.inter_Bps = view.inter_Bps;
   m.inter_gpu_Bps = view.inter_Bps * std::min(m.nics, m.per_server) / m.per_server;
   m.wire = WireBytesFactor(p);
-  m.flow_intra_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, view.intra_Bps));
+  m.flow_intra_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, m.intra_Bps));
   m.flow_inter_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, view.inter_Bps));
   return m;
 }
