@@ -296,12 +296,13 @@ const std::vector<Misjudgement>& Misjudgements() {
        {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather},
        {"pcie_1server", "pcie_bridged_1server", "dgx1_1server", "dgx1_4servers_nic_per_gpu_*",
         "scenario_hetero_a100_v100"}},
-      // The tuner picks tree, and the simulation agrees: rings and the trees' chains now
-      // follow the cube mesh's NVLinks (GroupView, nvlink_ring_position; before, the ring ran
-      // in rank order across PCIe between the quads: ring 137 ms, tree 112 ms), but every
-      // channel's ring uses the same directed NVLink cycle, so each NVLink carries all 8
-      // channels: ring 76.1 ms, tree 37.7 ms. NCCL's rings on a DGX-1 use several cycles, in
-      // both directions; until channels do too, ring cannot win here.
+      // The tuner picks tree. Rings and the trees' chains now follow the cube mesh's NVLinks,
+      // odd channels the other way round (GroupView::nvlink_ring_position, ChannelRing;
+      // before, the ring ran in rank order across PCIe between the quads: ring 137 ms, tree
+      // 112 ms). On a single switch the simulation agrees with the tuner (ring 44.1 ms, tree
+      // 37.7 ms); behind the 4:1 leaf-spine the ring wins (44.2 ms against 65.0 ms), and on
+      // the rail-optimized fabric, whose rings keep to one rail but walk every server the same
+      // way, the ring takes 76.1 ms against 37.7 ms.
       {"LargeAllReduceAcrossDgx1IsRingFamily",
        {CollectiveKind::kAllReduce},
        {"dgx1_16servers_nic_per_gpu_*"}},

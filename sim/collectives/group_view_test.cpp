@@ -68,55 +68,21 @@ TEST(GroupView, PciePathAcrossSocketsOtherwise) {
   EXPECT_EQ(same_switch.intra_fabric, IntraFabric::kPcie);
 }
 
-// DGX-1 V100's hybrid cube mesh: two fully linked quads {0..3} and {4..7} joined by 0-4, 1-5,
-// 2-6, 3-7; other pairs go over PCIe.
-ClusterSpec Dgx1() {
-  ClusterSpec c;
-  ServerGroup g;
-  g.name = "dgx1";
-  g.gpu = "V100-SXM2";
-  g.gpus_per_server = 8;
-  g.nvlink = NvLinkSpec{{{0, 1},
-                         {0, 2},
-                         {0, 3},
-                         {1, 2},
-                         {1, 3},
-                         {2, 3},
-                         {4, 5},
-                         {4, 6},
-                         {4, 7},
-                         {5, 6},
-                         {5, 7},
-                         {6, 7},
-                         {0, 4},
-                         {1, 5},
-                         {2, 6},
-                         {3, 7}},
-                        LinkSpec{25e9, 1e-6}};
-  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{15.75e9, 1e-6}, LinkSpec{19.2e9, 1e-6}};
-  g.nics = NicSpec{4, LinkSpec{12.5e9, 2e-6}};
-  c.groups.push_back(g);
-  return c;
-}
-
 // Rings follow the cube mesh's NVLinks, as NCCL's do: ServerBlocks lists the members along an
 // NVLink cycle, the ring hop is NVLink, and hops between cycle neighbours take NVLink's step
 // latency. The slowest pair (for direct flows) is still PCIe.
 TEST(GroupView, RingsFollowAPartialNvLinkMesh) {
-  const GroupView v = MakeGroupView(Dgx1(), Iota(8));
+  const ClusterSpec dgx1 = testing::Dgx1Cluster(1, 4);
+  const GroupView v = MakeGroupView(dgx1, Iota(8));
   EXPECT_EQ(v.intra_fabric, IntraFabric::kPcie);
   EXPECT_EQ(v.ring_intra_fabric, IntraFabric::kNvLink);
   EXPECT_DOUBLE_EQ(v.ring_intra_Bps, 25e9);
   const std::vector<int> ring = ServerBlocks(v).at(0);
   ASSERT_EQ(ring.size(), 8u);
   EXPECT_EQ(ring, (std::vector<int>{0, 1, 2, 3, 7, 5, 6, 4}));  // the first cycle found from 0
-  const NvLinkSpec& nv = *Dgx1().groups[0].nvlink;
   for (int i = 0; i < 8; ++i) {
     const int a = ring[i], b = ring[(i + 1) % 8];
-    const bool linked = std::any_of(nv.pairs.begin(), nv.pairs.end(), [&](const auto& p) {
-      return (p.first == a && p.second == b) || (p.first == b && p.second == a);
-    });
-    EXPECT_TRUE(linked) << a << "-" << b;
+    EXPECT_TRUE(testing::NvLinked(dgx1, a, b)) << a << "-" << b;
     EXPECT_EQ(HopBetween(v, a, b), HopKind::kNvLink);
   }
   EXPECT_EQ(HopBetween(v, 1, 6), HopKind::kPcie);  // not neighbours on the cycle, no NVLink

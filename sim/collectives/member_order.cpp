@@ -67,18 +67,47 @@ std::vector<int> Walk(int k, int enter, int exit) {
   return out;
 }
 
+bool OnNvLinkCycle(const GroupView& view, const std::vector<int>& block) {
+  return block.size() > 2 && std::all_of(block.begin(), block.end(), [&](int m) {
+           return view.members[m].nvlink_ring_position >= 0;
+         });
+}
+
+// One server's part of channel `channel`'s ring. Plain: the block rotated by InstanceShift,
+// leaving from the member before the shift. Along an NVLink cycle: odd channels walk it the
+// other way (each NVLink then carries half the channels each way, as NCCL's rings in both
+// directions do), and each channel leaves from the same member as the plain rotation of the
+// member order would, so channels still leave through different NICs.
+std::vector<int> ChannelBlock(const GroupView& view, const std::vector<int>& block, int channel,
+                              int channels) {
+  const int size = static_cast<int>(block.size());
+  const int shift = InstanceShift(channel, channels, size);
+  if (!OnNvLinkCycle(view, block)) return Rotate(block, shift);
+  std::vector<int> plain = block;  // member order
+  std::sort(plain.begin(), plain.end());
+  const int exit = plain[(shift + size - 1) % size];
+  std::vector<int> order = block;
+  if (channel % 2 == 1) std::reverse(order.begin(), order.end());
+  const int at = static_cast<int>(std::find(order.begin(), order.end(), exit) - order.begin());
+  return Rotate(order, at + 1);
+}
+
 }  // namespace
 
 std::vector<int> ChannelRing(const GroupView& view, int channel, int channels) {
   std::vector<int> ring;
   const std::vector<std::vector<int>> blocks = ServerBlocks(view);
-  if (blocks.size() <= 1) return blocks.empty() ? ring : blocks[0];
+  if (blocks.empty()) return ring;
+  if (blocks.size() == 1) {
+    ring = blocks[0];
+    if (OnNvLinkCycle(view, ring) && channel % 2 == 1) std::reverse(ring.begin(), ring.end());
+    return ring;
+  }
   const int servers = static_cast<int>(blocks.size());
   const int k = static_cast<int>(blocks[0].size());
   if (!view.rail_optimized || k < 2 || !RailsAlign(view, blocks)) {
     for (const std::vector<int>& block : blocks) {
-      const int size = static_cast<int>(block.size());
-      for (int m : Rotate(block, InstanceShift(channel, channels, size))) ring.push_back(m);
+      for (int m : ChannelBlock(view, block, channel, channels)) ring.push_back(m);
     }
     return ring;
   }

@@ -25,7 +25,9 @@ int InstanceShift(int index, int count, int size);
 
 // The ring of channel `channel` of `channels`: the member order itself inside one server;
 // across servers, the server blocks one after another, each rotated by InstanceShift, so the
-// inter-server hop of each channel leaves every server from a different GPU.
+// inter-server hop of each channel leaves every server from a different GPU. A server whose
+// members lie on an NVLink cycle is walked along it, odd channels the other way round, each
+// channel leaving from the member the plain rotation would leave from.
 //
 // On a rail-optimized fabric each hop between servers also stays on one rail, as NCCL's rings
 // do (NCCL_CROSS_NIC=0): server p is entered and left through members with the same NIC

@@ -139,6 +139,29 @@ TEST(Ring, ChannelsLeaveEachServerThroughDifferentNics) {
   for (int m = 0; m < 16; ++m) EXPECT_NEAR(SentBy(p, m), 2.0 * 15 / 16 * 16e6, 1e-3);
 }
 
+// On a DGX-1 every hop inside a server is an NVLink; odd channels walk the cycle the other
+// way, so channels 0 and 1 use no NVLink direction in common; and the channels still leave
+// each server through different NICs.
+TEST(Ring, DgxOneRingsFollowNvLinkBothWaysAndStripeNics) {
+  const ClusterSpec c = testing::Dgx1Cluster(4, 4);
+  const GroupView v = MakeGroupView(c, Iota(32));
+  std::vector<std::set<std::pair<int, int>>> directed(4);
+  for (int ch = 0; ch < 4; ++ch) {
+    const std::vector<int> ring = ChannelRing(v, ch, 4);
+    for (int i = 0; i < 32; ++i) {
+      const GroupMember& a = v.members[ring[i]];
+      const GroupMember& b = v.members[ring[(i + 1) % 32]];
+      if (a.server != b.server) continue;
+      EXPECT_TRUE(testing::NvLinked(c, a.local, b.local))
+          << "channel " << ch << ": " << a.local << "-" << b.local;
+      directed[ch].insert({ring[i], ring[(i + 1) % 32]});
+    }
+  }
+  for (const auto& edge : directed[0]) EXPECT_EQ(directed[1].count(edge), 0u);
+  const Collective col = MakeCollective(CollectiveKind::kAllReduce, Iota(32), 16e6);
+  EXPECT_EQ(LeavingNics(Lower(col, v, 4), v).size(), 4u);
+}
+
 // On a rail-optimized fabric every hop between servers stays on one rail (both ends on the
 // same NIC index), as NCCL's rings do, and the channels still leave each server through
 // different NICs; with an odd number of servers too. Elsewhere a hop may change rails.
