@@ -284,18 +284,6 @@ struct Misjudgement {
 
 const std::vector<Misjudgement>& Misjudgements() {
   static const std::vector<Misjudgement> all = {
-      // The tuner picks direct: its BusiestLink charges each member's intra-server bytes to the
-      // slowest hop's bandwidth (GroupView::intra_Bps) but not the PCIe switch uplinks and the
-      // socket link that all cross-switch direct flows share, and it charges the ring every hop
-      // at that slowest (PCIe) bandwidth. Across servers it also does not see that direct
-      // sends 6x the ring's bytes into the network, nor the oversubscription. Simulated:
-      // 3090 box ring 51 ms, direct 68 ms; DGX-1 ring 60 ms, direct 84 ms; 4 DGX-1 behind a
-      // 4:1 leaf-spine ring 66 ms, direct 172 ms (on a single switch direct is 3% faster: the
-      // simulated ring runs in rank order, across PCIe at GPU 3 -> 4 of the cube mesh).
-      {"LargeReduceScatterAllGatherIsRingFamily",
-       {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather},
-       {"pcie_1server", "pcie_bridged_1server", "dgx1_1server", "dgx1_4servers_nic_per_gpu_*",
-        "scenario_hetero_a100_v100"}},
       // The tuner picks tree. Rings and the trees' chains now follow the cube mesh's NVLinks,
       // odd channels the other way round (GroupView::nvlink_ring_position, ChannelRing;
       // before, the ring ran in rank order across PCIe between the quads: ring 137 ms, tree
@@ -413,11 +401,7 @@ void ExpectMisjudgedCases(const std::string& test) {
   EXPECT_GT(cases, 0) << test;
 }
 
-// DISABLED: the tuner misjudges these (see Misjudgements()); sim/ is not this test's to change.
-TEST(AutoChoiceMisjudged, DISABLED_LargeReduceScatterAllGatherIsRingFamily) {
-  ExpectMisjudgedCases("LargeReduceScatterAllGatherIsRingFamily");
-}
-
+// DISABLED: the tuner still misjudges these (see Misjudgements() and docs/collectives.md).
 TEST(AutoChoiceMisjudged, DISABLED_LargeAllReduceAcrossDgx1IsRingFamily) {
   ExpectMisjudgedCases("LargeAllReduceAcrossDgx1IsRingFamily");
 }

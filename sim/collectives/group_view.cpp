@@ -127,6 +127,24 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     m.server = where.server;
     m.local = where.local;
     m.nic = where.local / (g.gpus_per_server / g.nics.count);
+    if (g.pcie && !g.nvswitch) {  // as PcieHop routes it
+      const PcieSpec& p = *g.pcie;
+      const int switches_per_socket =
+          std::max(1, g.gpus_per_server / p.gpus_per_switch / p.sockets);
+      m.pcie_switch = where.local / p.gpus_per_switch;
+      m.socket = m.pcie_switch / switches_per_socket;
+      const double uplink = p.uplink.bandwidth_Bps, socket = p.socket_link.bandwidth_Bps;
+      view.pcie_uplink_Bps =
+          view.pcie_uplink_Bps > 0 ? std::min(view.pcie_uplink_Bps, uplink) : uplink;
+      view.socket_link_Bps =
+          view.socket_link_Bps > 0 ? std::min(view.socket_link_Bps, socket) : socket;
+    }
+    if (g.nvlink && !g.nvswitch) {
+      for (const auto& [a, b] : g.nvlink->pairs) {
+        if (a == where.local) m.nvlink_locals.push_back(b);
+        if (b == where.local) m.nvlink_locals.push_back(a);
+      }
+    }
     view.members.push_back(m);
     locals_of_server[m.server].push_back(m.local);
     group_of_server[m.server] = where.group;
@@ -201,6 +219,13 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     nic_latency_s = std::max(nic_latency_s, cluster.groups[group].nics.link.latency_s);
   }
   if (group_of_server.empty()) view.inter_Bps = 0;
+  view.nic_share_per_member_Bps = group_of_server.empty() ? 0 : view.inter_Bps;
+  for (const auto& [server, group] : group_of_server) {
+    const double share = cluster.groups[group].nics.link.bandwidth_Bps *
+                         static_cast<double>(nics_of_server[server].size()) /
+                         static_cast<double>(locals_of_server[server].size());
+    view.nic_share_per_member_Bps = std::min(view.nic_share_per_member_Bps, share);
+  }
   view.inter_latency_s = 2 * nic_latency_s + switches * cluster.network.switch_latency_s;
   return view;
 }

@@ -18,6 +18,11 @@ struct GroupMember {
   // as DGX-1's hybrid cube mesh, where NCCL's rings follow NVLink), or -1 when the server has
   // no such cycle or every member pair is linked anyway.
   int nvlink_ring_position = -1;
+  // Servers with a PCIe tree: the member's PCIe switch and CPU socket inside its server (-1
+  // without one), and the GPUs of its server it reaches over a direct NVLink (their locals).
+  int pcie_switch = -1;
+  int socket = -1;
+  std::vector<int> nvlink_locals;
 };
 
 // What carries the hops between two GPUs of a server; selects NCCL's per-hop latency figures
@@ -34,12 +39,19 @@ struct GroupView {
   double intra_latency_s = 0;
   IntraFabric intra_fabric = IntraFabric::kNvSwitch;  // of the slowest intra-server hop
   double inter_Bps = 0;                               // per NIC
+  // What each member gets of its server's NICs when every member of the server sends across
+  // at once (NICs used x their bandwidth / members there), on the worst-served server.
+  double nic_share_per_member_Bps = 0;
   double inter_latency_s = 0;
   // The hop between neighbours of a ring (ServerBlocks order): an NVLink when every server of
   // two or more members has an NVLink cycle through them, else the intra-server hop above.
   double ring_intra_Bps = 0;
   double ring_intra_latency_s = 0;
   IntraFabric ring_intra_fabric = IntraFabric::kNvSwitch;
+  // PCIe trees (the slowest among the members' servers): a switch's uplink to its socket and
+  // the link between sockets, per direction; 0 when no member's server has a PCIe tree.
+  double pcie_uplink_Bps = 0;
+  double socket_link_Bps = 0;
   int num_servers = 0;          // distinct servers among the members
   int max_nics_per_server = 1;  // distinct NICs used by the members of one server (max)
   // NIC k of every server sits on leaf (rail) k (NetworkKind::kRailOptimized): a hop between

@@ -93,6 +93,17 @@ TEST(GroupView, RingsFollowAPartialNvLinkMesh) {
   EXPECT_DOUBLE_EQ(box.ring_intra_Bps, box.intra_Bps);
 }
 
+// Each member's share of its server's NICs, on the worst-served server: a DGX-1's 4 EDR NICs
+// (12.5 GB/s) for its 8 GPUs give 6.25 GB/s, less than an 8-NIC NVSwitch server's 50 GB/s.
+TEST(GroupView, NicShareIsTheWorstServedServers) {
+  ClusterSpec c = NvSwitchCluster(1, 8, 8);
+  c.groups.push_back(testing::Dgx1Cluster(1, 4).groups[0]);
+  EXPECT_DOUBLE_EQ(MakeGroupView(c, Iota(16)).nic_share_per_member_Bps, 6.25e9);
+  EXPECT_DOUBLE_EQ(MakeGroupView(c, Iota(8)).nic_share_per_member_Bps, 50e9);
+  // Two members of the DGX-1 on two NICs: each has one.
+  EXPECT_DOUBLE_EQ(MakeGroupView(c, {8, 10}).nic_share_per_member_Bps, 12.5e9);
+}
+
 TEST(GroupView, RejectsRanksOutsideTheCluster) {
   EXPECT_THROW(MakeGroupView(NvSwitchCluster(1, 8, 1), {3, 8}), Error);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "core/collective_names.h"
@@ -86,7 +88,7 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
   m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
   m.inter_Bps = view.inter_Bps;
-  m.inter_gpu_Bps = view.inter_Bps * std::min(m.nics, m.per_server) / m.per_server;
+  m.inter_gpu_Bps = view.nic_share_per_member_Bps;
   m.wire = WireBytesFactor(p);
   m.flow_intra_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, m.intra_Bps));
   m.flow_inter_Bps = OrInfinity(ProtocolMaxRateBps(p, algorithm, kind, m.multi, view.inter_Bps));
@@ -153,6 +155,26 @@ double BusiestLink(const Model& m, const GroupView& view, Bytes bytes) {
   for (int i = 0; i < m.n; ++i) {
     t = std::max({t, intra_out[i] / m.intra_Bps, intra_in[i] / m.intra_Bps,
                   inter_out[i] / m.inter_gpu_Bps, inter_in[i] / m.inter_gpu_Bps});
+  }
+  // Inside a PCIe tree the flows between switches share the switches' uplinks, and those
+  // between sockets the socket link (per direction), whatever each flow's own path allows.
+  if (view.pcie_uplink_Bps > 0) {
+    std::map<std::tuple<int, int, int>, double> uplink, socket;  // (server, index, direction)
+    for (int i = 0; i < m.n; ++i) {
+      for (int j = 0; j < m.n; ++j) {
+        const GroupMember &a = view.members[i], &b = view.members[j];
+        if (i == j || a.server != b.server || a.pcie_switch < 0 || b.pcie_switch < 0) continue;
+        if (std::count(a.nvlink_locals.begin(), a.nvlink_locals.end(), b.local)) continue;
+        const double bytes_ij = bytes(i, j) * m.wire;
+        if (a.pcie_switch != b.pcie_switch) {
+          uplink[{a.server, a.pcie_switch, 0}] += bytes_ij;
+          uplink[{b.server, b.pcie_switch, 1}] += bytes_ij;
+        }
+        if (a.socket != b.socket) socket[{a.server, a.socket, 0}] += bytes_ij;
+      }
+    }
+    for (const auto& [where, load] : uplink) t = std::max(t, load / view.pcie_uplink_Bps);
+    for (const auto& [where, load] : socket) t = std::max(t, load / view.socket_link_Bps);
   }
   return t;
 }

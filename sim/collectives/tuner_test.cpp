@@ -17,6 +17,19 @@ using testing::MakeCollective;
 // 8 servers x 8 GPUs on NVSwitch, one 400 Gb/s NIC per GPU.
 GroupView EightByEight() { return MakeGroupView(testing::NvSwitchCluster(8, 8, 8), Iota(64)); }
 
+// Direct flows inside a PCIe tree share the switches' uplinks and the socket link. On a DGX-1
+// (2 GPUs per switch, 2 sockets, 19.2 GB/s between them) a reduce-scatter of S sends S/8 from
+// each of the 4 GPUs of one socket to each of the 4 of the other: 2S across the socket link
+// one way, minus the 4 pairs joined by NVLink (0-4, 1-5, 2-6, 3-7): 1.5 S. So direct costs at
+// least 1.5 S / 19.2 GB/s and, at 1 GiB, loses to the ring that follows NVLink.
+TEST(Tuner, DirectInsideAPcieTreePaysTheSharedLinks) {
+  const GroupView v = MakeGroupView(testing::Dgx1Cluster(1, 4), Iota(8));
+  const Collective c = MakeCollective(CollectiveKind::kReduceScatter, Iota(8), 1 << 30);
+  const double direct = PredictCollectiveSeconds(c, v, CollectiveChoice{"direct", "simple", 1});
+  EXPECT_GT(direct, 1.5 * (1 << 30) / 19.2e9);
+  EXPECT_EQ(ChooseCollective(c, v, {}).algorithm, "ring");
+}
+
 TEST(Tuner, TreeOrDirectForSmallAllReduceAcrossServers) {
   const CollectiveChoice c = ChooseCollective(
       MakeCollective(CollectiveKind::kAllReduce, Iota(64), 1024), EightByEight(), {});
