@@ -10,6 +10,7 @@
 #include "core/task_graph.h"
 #include "sim/collectives/flow_program.h"
 #include "sim/collectives/group_view.h"
+#include "tests/test_clusters.h"
 
 namespace stratasim::sim::testing {
 
@@ -29,36 +30,11 @@ inline ClusterSpec NvSwitchCluster(int servers, int gpus, int nics) {
   return c;
 }
 
-// `servers` DGX-1 V100 servers: NVLink's hybrid cube mesh (two fully linked quads {0..3} and
-// {4..7} joined by 0-4, 1-5, 2-6, 3-7; 25 GB/s per link and direction), the other pairs over
-// PCIe (2 GPUs per switch, 2 sockets), and `nics` EDR NICs of 12.5 GB/s, on one switch.
+// `servers` DGX-1 V100 servers with `nics` NICs (tests/test_clusters.h has the figures), on one
+// switch.
 inline ClusterSpec Dgx1Cluster(int servers, int nics) {
   ClusterSpec c;
-  ServerGroup g;
-  g.name = "dgx1";
-  g.count = servers;
-  g.gpu = "V100-SXM2";
-  g.gpus_per_server = 8;
-  g.nvlink = NvLinkSpec{{{0, 1},
-                         {0, 2},
-                         {0, 3},
-                         {1, 2},
-                         {1, 3},
-                         {2, 3},
-                         {4, 5},
-                         {4, 6},
-                         {4, 7},
-                         {5, 6},
-                         {5, 7},
-                         {6, 7},
-                         {0, 4},
-                         {1, 5},
-                         {2, 6},
-                         {3, 7}},
-                        LinkSpec{25e9, 1e-6}};
-  g.pcie = PcieSpec{2, 2, LinkSpec{15.75e9, 1e-6}, LinkSpec{15.75e9, 1e-6}, LinkSpec{19.2e9, 1e-6}};
-  g.nics = NicSpec{nics, LinkSpec{12.5e9, 2e-6}};
-  c.groups.push_back(g);
+  c.groups.push_back(stratasim::testing::Dgx1V100Group("dgx1", servers, nics));
   c.network.switch_latency_s = 1e-6;
   return c;
 }
