@@ -66,6 +66,18 @@ inline ClusterSpec NvSwitchCluster(const NvSwitchOptions& o) {
 
 // --- Servers other than NVSwitch boxes, and the networks between servers ---
 
+// Two GPUs per PCIe 3.0 x16 switch (15.75 GB/s per direction, the switch's uplink alike), two
+// sockets joined by a `socket_Bps` link (QPI, UPI).
+inline PcieSpec Pcie3Tree(double socket_Bps) {
+  PcieSpec pcie;
+  pcie.gpus_per_switch = 2;
+  pcie.sockets = 2;
+  pcie.link = LinkSpec{15.75e9, 1e-6};
+  pcie.uplink = pcie.link;
+  pcie.socket_link = LinkSpec{socket_Bps, 1e-6};
+  return pcie;
+}
+
 // DGX-1 (V100): NVLink2 hybrid cube mesh, two fully connected quads with GPU i linked to GPU
 // i + 4, one 25 GB/s-per-direction NVLink2 per pair (the real box doubles some pairs, as
 // scenarios/hetero-a100-v100.yaml notes); a PCIe 3.0 x16 tree (15.75 GB/s) with two GPUs per
@@ -94,13 +106,7 @@ inline ServerGroup Dgx1V100Group(const std::string& name, int count, int nics) {
                          {2, 6},
                          {3, 7}},
                         LinkSpec{25e9, 1e-6}};
-  PcieSpec pcie;
-  pcie.gpus_per_switch = 2;
-  pcie.sockets = 2;
-  pcie.link = LinkSpec{15.75e9, 1e-6};
-  pcie.uplink = pcie.link;
-  pcie.socket_link = LinkSpec{19.2e9, 1e-6};
-  g.pcie = pcie;
+  g.pcie = Pcie3Tree(19.2e9);
   g.nics = NicSpec{nics, LinkSpec{12.5e9, 2e-6}};
   return g;
 }
@@ -116,13 +122,7 @@ inline ServerGroup CommodityPcieGroup(const std::string& name, int count, bool b
   g.gpu = "RTX3090";
   g.gpus_per_server = 4;
   if (bridges) g.nvlink = NvLinkSpec{{{0, 1}, {2, 3}}, LinkSpec{56.25e9, 1e-6}};
-  PcieSpec pcie;
-  pcie.gpus_per_switch = 2;
-  pcie.sockets = 2;
-  pcie.link = LinkSpec{15.75e9, 1e-6};
-  pcie.uplink = pcie.link;
-  pcie.socket_link = LinkSpec{20.8e9, 1e-6};
-  g.pcie = pcie;
+  g.pcie = Pcie3Tree(20.8e9);
   g.nics = NicSpec{nics, LinkSpec{12.5e9, 2e-6}};
   return g;
 }
