@@ -197,6 +197,7 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     }
     for (int pos = 0; pos < static_cast<int>(cycle.size()); ++pos) {
       view.members[members_here[cycle[pos]]].nvlink_ring_position = pos;
+      view.members[members_here[cycle[pos]]].nvlink_ring_size = static_cast<int>(cycle.size());
     }
   }
   view.ring_intra_Bps = view.intra_Bps;

@@ -18,6 +18,7 @@ struct GroupMember {
   // as DGX-1's hybrid cube mesh, where NCCL's rings follow NVLink), or -1 when the server has
   // no such cycle or every member pair is linked anyway.
   int nvlink_ring_position = -1;
+  int nvlink_ring_size = 0;  // members on that cycle
   // Servers with a PCIe tree: the member's PCIe switch and CPU socket inside its server (-1
   // without one), and the GPUs of its server it reaches over a direct NVLink (their locals).
   int pcie_switch = -1;

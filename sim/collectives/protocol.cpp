@@ -86,10 +86,8 @@ HopKind HopBetween(const GroupView& view, int a, int b) {
   if (x.server != y.server) return HopKind::kNet;
   // Neighbours on their server's NVLink cycle talk over NVLink, whatever the slowest pair does.
   if (x.nvlink_ring_position >= 0 && y.nvlink_ring_position >= 0) {
-    int size = 0;
-    for (const GroupMember& m : view.members) size += m.server == x.server;
     const int d = std::abs(x.nvlink_ring_position - y.nvlink_ring_position);
-    if (d == 1 || d == size - 1) return HopKind::kNvLink;
+    if (d == 1 || d == x.nvlink_ring_size - 1) return HopKind::kNvLink;
   }
   return IntraHop(view);
 }
