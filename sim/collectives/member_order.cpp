@@ -5,6 +5,18 @@
 
 namespace stratasim::sim {
 
+namespace {
+
+// Whether the members of `block` (one server's) lie on their server's NVLink cycle
+// (GroupView::nvlink_ring_position; MakeGroupView gives one only to 3 or more members).
+bool OnNvLinkCycle(const GroupView& view, const std::vector<int>& block) {
+  return !block.empty() && std::all_of(block.begin(), block.end(), [&](int m) {
+    return view.members[m].nvlink_ring_position >= 0;
+  });
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> ServerBlocks(const GroupView& view) {
   std::vector<std::vector<int>> blocks;
   std::map<int, size_t> block_of_server;
@@ -15,10 +27,7 @@ std::vector<std::vector<int>> ServerBlocks(const GroupView& view) {
   }
   // A server whose members have NVLink-cycle positions lists them in that cycle's order.
   for (std::vector<int>& block : blocks) {
-    const bool cycle = std::all_of(block.begin(), block.end(), [&](int m) {
-      return view.members[m].nvlink_ring_position >= 0;
-    });
-    if (!cycle) continue;
+    if (!OnNvLinkCycle(view, block)) continue;
     std::sort(block.begin(), block.end(), [&](int a, int b) {
       return view.members[a].nvlink_ring_position < view.members[b].nvlink_ring_position;
     });
@@ -65,12 +74,6 @@ std::vector<int> Walk(int k, int enter, int exit) {
     out.push_back(exit);
   }
   return out;
-}
-
-bool OnNvLinkCycle(const GroupView& view, const std::vector<int>& block) {
-  return block.size() > 2 && std::all_of(block.begin(), block.end(), [&](int m) {
-           return view.members[m].nvlink_ring_position >= 0;
-         });
 }
 
 // One server's part of channel `channel`'s ring. Plain: the block rotated by InstanceShift,
