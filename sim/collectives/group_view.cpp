@@ -79,12 +79,13 @@ Hop IntraServerHop(const ServerGroup& g, const std::vector<int>& locals) {
   return slowest;
 }
 
-// A cycle through every GPU of `locals` over direct NVLinks, as positions into `locals`, found
-// by depth-first search from the first, trying lower locals first (deterministic); empty when
-// there is none. Small servers only: the search is exponential in the worst case.
-std::vector<int> NvLinkCycle(const NvLinkSpec& nv, const std::vector<int>& locals) {
+// A cycle through every GPU of `locals` over the NVLinks `linked` (by position into `locals`),
+// as positions into `locals`, found by depth-first search from the first, trying lower locals
+// first (deterministic); empty when there is none. Small servers only: the search is
+// exponential in the worst case.
+std::vector<int> HamiltonianCycle(const std::vector<int>& locals,
+                                  const std::vector<std::vector<char>>& linked) {
   const int n = static_cast<int>(locals.size());
-  if (n < 3 || n > 16) return {};
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](int a, int b) { return locals[a] < locals[b]; });
@@ -92,11 +93,9 @@ std::vector<int> NvLinkCycle(const NvLinkSpec& nv, const std::vector<int>& local
   std::vector<char> used(n, 0);
   used[order[0]] = 1;
   std::function<bool()> extend = [&]() {
-    if (static_cast<int>(path.size()) == n) {
-      return DirectlyLinked(nv, locals[path.back()], locals[path.front()]);
-    }
+    if (static_cast<int>(path.size()) == n) return linked[path.back()][path.front()] != 0;
     for (int next : order) {
-      if (used[next] || !DirectlyLinked(nv, locals[path.back()], locals[next])) continue;
+      if (used[next] || !linked[path.back()][next]) continue;
       used[next] = 1;
       path.push_back(next);
       if (extend()) return true;
@@ -106,6 +105,29 @@ std::vector<int> NvLinkCycle(const NvLinkSpec& nv, const std::vector<int>& local
     return false;
   };
   return extend() ? path : std::vector<int>{};
+}
+
+// Edge-disjoint cycles through every GPU of `locals` over direct NVLinks, as positions into
+// `locals`: the first cycle found, then the first among the links it left unused, and so on
+// (greedy; on DGX-1's cube mesh, where each GPU has 4 NVLinks, it finds 2, as NCCL's ring
+// search does on a DGX-1 with P100: 4 rings, each cycle in both directions).
+std::vector<std::vector<int>> NvLinkCycles(const NvLinkSpec& nv, const std::vector<int>& locals) {
+  const int n = static_cast<int>(locals.size());
+  if (n < 3 || n > 16) return {};
+  std::vector<std::vector<char>> linked(n, std::vector<char>(n, 0));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) linked[a][b] = a != b && DirectlyLinked(nv, locals[a], locals[b]);
+  }
+  std::vector<std::vector<int>> cycles;
+  for (std::vector<int> c = HamiltonianCycle(locals, linked); !c.empty();
+       c = HamiltonianCycle(locals, linked)) {
+    for (int i = 0; i < n; ++i) {
+      const int a = c[i], b = c[(i + 1) % n];
+      linked[a][b] = linked[b][a] = 0;
+    }
+    cycles.push_back(std::move(c));
+  }
+  return cycles;
 }
 
 }  // namespace
@@ -176,28 +198,33 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
   }
 
   // Rings through a partial NVLink mesh follow its links, as NCCL's ring search does: give the
-  // members of each such server their place in an NVLink cycle (ServerBlocks orders by it).
+  // members of each such server their places on its NVLink cycles (ServerBlocks orders by the
+  // first, ChannelRing spreads channels over all).
   bool every_ring_nvlink = any_shared;
   double ring_Bps = std::numeric_limits<double>::infinity(), ring_latency_s = 0;
+  int cycles_min = std::numeric_limits<int>::max();
   for (const auto& [server, locals] : locals_of_server) {
     if (locals.size() < 2) continue;
     const ServerGroup& g = cluster.groups[group_of_server[server]];
     const bool partial =
         !g.nvswitch && g.nvlink && IntraServerHop(g, locals).fabric != IntraFabric::kNvLink;
-    const std::vector<int> cycle = partial ? NvLinkCycle(*g.nvlink, locals) : std::vector<int>{};
-    if (cycle.empty()) {
+    const std::vector<std::vector<int>> cycles =
+        partial ? NvLinkCycles(*g.nvlink, locals) : std::vector<std::vector<int>>{};
+    if (cycles.empty()) {
       every_ring_nvlink = false;
       continue;
     }
     ring_Bps = std::min(ring_Bps, g.nvlink->link.bandwidth_Bps);
     ring_latency_s = std::max(ring_latency_s, g.nvlink->link.latency_s);
+    cycles_min = std::min(cycles_min, static_cast<int>(cycles.size()));
     std::vector<int> members_here;  // member indices of this server, in member order
     for (int m = 0; m < static_cast<int>(view.members.size()); ++m) {
       if (view.members[m].server == server) members_here.push_back(m);
     }
-    for (int pos = 0; pos < static_cast<int>(cycle.size()); ++pos) {
-      view.members[members_here[cycle[pos]]].nvlink_ring_position = pos;
-      view.members[members_here[cycle[pos]]].nvlink_ring_size = static_cast<int>(cycle.size());
+    for (const std::vector<int>& cycle : cycles) {
+      for (int pos = 0; pos < static_cast<int>(cycle.size()); ++pos) {
+        view.members[members_here[cycle[pos]]].nvlink_cycle_positions.push_back(pos);
+      }
     }
   }
   view.ring_intra_Bps = view.intra_Bps;
@@ -207,6 +234,7 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     view.ring_intra_Bps = ring_Bps;
     view.ring_intra_latency_s = ring_latency_s;
     view.ring_intra_fabric = IntraFabric::kNvLink;
+    view.nvlink_cycles = cycles_min;
   }
 
   // Inter-server hop: out of one NIC, through the switches, into another NIC. A leaf-spine or

@@ -14,11 +14,11 @@ struct GroupMember {
   int server = 0;  // global server index
   int local = 0;   // GPU index inside its server
   int nic = 0;     // index of the NIC serving it, inside its server
-  // Its place in a cycle through its server's members over direct NVLinks (a partial mesh such
-  // as DGX-1's hybrid cube mesh, where NCCL's rings follow NVLink), or -1 when the server has
-  // no such cycle or every member pair is linked anyway.
-  int nvlink_ring_position = -1;
-  int nvlink_ring_size = 0;  // members on that cycle
+  // Its place on each of the edge-disjoint cycles through its server's members over direct
+  // NVLinks (a partial mesh such as DGX-1's hybrid cube mesh, where NCCL's rings follow NVLink
+  // and spread over several such cycles, each in both directions); empty when the server has
+  // no such cycle or every member pair is linked anyway. Every member of a server has as many.
+  std::vector<int> nvlink_cycle_positions;
   // Servers with a PCIe tree: the member's PCIe switch and CPU socket inside its server (-1
   // without one), and the GPUs of its server it reaches over a direct NVLink (their locals).
   int pcie_switch = -1;
@@ -49,6 +49,9 @@ struct GroupView {
   double ring_intra_Bps = 0;
   double ring_intra_latency_s = 0;
   IntraFabric ring_intra_fabric = IntraFabric::kNvSwitch;
+  // Edge-disjoint NVLink cycles of the server with fewest, when every server of two or more
+  // members has some (ring_intra_* is then one NVLink), else 0. Channels spread over them.
+  int nvlink_cycles = 0;
   // PCIe trees (the slowest among the members' servers): a switch's uplink to its socket and
   // the link between sockets, per direction; 0 when no member's server has a PCIe tree.
   double pcie_uplink_Bps = 0;

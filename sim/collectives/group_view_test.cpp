@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -85,12 +87,43 @@ TEST(GroupView, RingsFollowAPartialNvLinkMesh) {
     EXPECT_TRUE(testing::NvLinked(dgx1, a, b)) << a << "-" << b;
     EXPECT_EQ(HopBetween(v, a, b), HopKind::kNvLink);
   }
-  EXPECT_EQ(HopBetween(v, 1, 6), HopKind::kPcie);  // not neighbours on the cycle, no NVLink
-  // Fully bridged members or no cycle: member order, and the ring hop is the intra hop.
+  EXPECT_EQ(HopBetween(v, 1, 6), HopKind::kPcie);  // no NVLink between them
+  // Fully bridged members or no cycle: member order, and the ring hop is the intra hop; a
+  // bridged pair still talks over its bridge, as the platform routes it.
   const GroupView box = MakeGroupView(PcieBox(), Iota(4));
   EXPECT_EQ(ServerBlocks(box).at(0), Iota(4));
   EXPECT_EQ(box.ring_intra_fabric, IntraFabric::kPcie);
   EXPECT_DOUBLE_EQ(box.ring_intra_Bps, box.intra_Bps);
+  EXPECT_EQ(box.nvlink_cycles, 0);
+  EXPECT_EQ(HopBetween(box, 0, 1), HopKind::kNvLink);
+  EXPECT_EQ(HopBetween(box, 1, 2), HopKind::kPcie);
+}
+
+// The cube mesh (4 NVLinks per GPU here) holds two edge-disjoint cycles through all 8 GPUs:
+// the first found, then one through the 8 NVLinks it left. Every member has a place on each.
+TEST(GroupView, CubeMeshHoldsTwoEdgeDisjointNvLinkCycles) {
+  const ClusterSpec dgx1 = testing::Dgx1Cluster(1, 4);
+  const GroupView v = MakeGroupView(dgx1, Iota(8));
+  ASSERT_EQ(v.nvlink_cycles, 2);
+  std::set<std::pair<int, int>> used;
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    std::vector<int> order(8, -1);
+    for (int m = 0; m < 8; ++m) {
+      ASSERT_EQ(v.members[m].nvlink_cycle_positions.size(), 2u);
+      order.at(v.members[m].nvlink_cycle_positions[cycle]) = m;
+    }
+    for (int i = 0; i < 8; ++i) {
+      const int a = std::min(order[i], order[(i + 1) % 8]);
+      const int b = std::max(order[i], order[(i + 1) % 8]);
+      EXPECT_TRUE(testing::NvLinked(dgx1, a, b)) << a << "-" << b;
+      EXPECT_TRUE(used.insert({a, b}).second) << "NVLink " << a << "-" << b << " used twice";
+    }
+  }
+  EXPECT_EQ(used.size(), 16u);  // every NVLink of the mesh
+  // GPUs 0, 1, 5, 4 (a face of the cube: 0-1, 1-5, 5-4, 4-0) hold one; a fully linked quad
+  // needs none (every hop is an NVLink whatever the order).
+  EXPECT_EQ(MakeGroupView(dgx1, {0, 1, 4, 5}).nvlink_cycles, 1);
+  EXPECT_EQ(MakeGroupView(dgx1, {0, 1, 2, 3}).nvlink_cycles, 0);
 }
 
 // Each member's share of its server's NICs, on the worst-served server: a DGX-1's 4 EDR NICs

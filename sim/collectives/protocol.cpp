@@ -1,6 +1,6 @@
 #include "sim/collectives/protocol.h"
 
-#include <cstdlib>
+#include <algorithm>
 
 #include "core/error.h"
 
@@ -84,11 +84,9 @@ HopKind IntraHop(const GroupView& view) {
 HopKind HopBetween(const GroupView& view, int a, int b) {
   const GroupMember &x = view.members[a], &y = view.members[b];
   if (x.server != y.server) return HopKind::kNet;
-  // Neighbours on their server's NVLink cycle talk over NVLink, whatever the slowest pair does.
-  if (x.nvlink_ring_position >= 0 && y.nvlink_ring_position >= 0) {
-    const int d = std::abs(x.nvlink_ring_position - y.nvlink_ring_position);
-    if (d == 1 || d == x.nvlink_ring_size - 1) return HopKind::kNvLink;
-  }
+  // GPUs joined by a direct NVLink (neighbours on an NVLink cycle among them) talk over it,
+  // whatever the slowest pair does.
+  if (std::count(x.nvlink_locals.begin(), x.nvlink_locals.end(), y.local)) return HopKind::kNvLink;
   return IntraHop(view);
 }
 

@@ -10,6 +10,7 @@
 #include "sim/collectives/member_order.h"
 #include "sim/collectives/protocol.h"
 #include "sim/collectives/test_util.h"
+#include "sim/collectives/tuner.h"
 
 namespace stratasim::sim {
 namespace {
@@ -139,27 +140,71 @@ TEST(Ring, ChannelsLeaveEachServerThroughDifferentNics) {
   for (int m = 0; m < 16; ++m) EXPECT_NEAR(SentBy(p, m), 2.0 * 15 / 16 * 16e6, 1e-3);
 }
 
-// On a DGX-1 every hop inside a server is an NVLink; odd channels walk the cycle the other
-// way, so channels 0 and 1 use no NVLink direction in common; and the channels still leave
-// each server through different NICs.
-TEST(Ring, DgxOneRingsFollowNvLinkBothWaysAndStripeNics) {
-  const ClusterSpec c = testing::Dgx1Cluster(4, 4);
-  const GroupView v = MakeGroupView(c, Iota(32));
-  std::vector<std::set<std::pair<int, int>>> directed(4);
-  for (int ch = 0; ch < 4; ++ch) {
-    const std::vector<int> ring = ChannelRing(v, ch, 4);
-    for (int i = 0; i < 32; ++i) {
+// The directed NVLink hops inside servers of each channel's ring, checking that every hop
+// between two GPUs of a server is an NVLink.
+std::vector<std::set<std::pair<int, int>>> NvLinkHopsPerChannel(const ClusterSpec& c,
+                                                                const GroupView& v, int channels) {
+  const int n = static_cast<int>(v.members.size());
+  std::vector<std::set<std::pair<int, int>>> directed(channels);
+  for (int ch = 0; ch < channels; ++ch) {
+    const std::vector<int> ring = ChannelRing(v, ch, channels);
+    for (int i = 0; i < n; ++i) {
       const GroupMember& a = v.members[ring[i]];
-      const GroupMember& b = v.members[ring[(i + 1) % 32]];
+      const GroupMember& b = v.members[ring[(i + 1) % n]];
       if (a.server != b.server) continue;
       EXPECT_TRUE(testing::NvLinked(c, a.local, b.local))
           << "channel " << ch << ": " << a.local << "-" << b.local;
-      directed[ch].insert({ring[i], ring[(i + 1) % 32]});
+      directed[ch].insert({ring[i], ring[(i + 1) % n]});
     }
   }
-  for (const auto& edge : directed[0]) EXPECT_EQ(directed[1].count(edge), 0u);
+  return directed;
+}
+
+// On a DGX-1 every hop inside a server is an NVLink. The cube mesh (4 NVLinks per GPU here)
+// holds two edge-disjoint NVLink cycles: channels 0 and 1 walk the first both ways, 2 and 3
+// the second, so the four use no NVLink direction in common, each 7 of its cycle's 8 (the
+// eighth hop leaves the server), as NCCL's four DGX-1 rings do; and the channels still leave
+// each server through different NICs. Auto gives such servers 4 channels even with one NIC.
+TEST(Ring, DgxOneRingsUseEveryNvLinkBothWaysAndStripeNics) {
+  const ClusterSpec c = testing::Dgx1Cluster(4, 4);
+  const GroupView v = MakeGroupView(c, Iota(32));
+  EXPECT_EQ(v.nvlink_cycles, 2);
+  const auto directed = NvLinkHopsPerChannel(c, v, 4);
+  std::set<std::pair<int, int>> all;
+  for (int ch = 0; ch < 4; ++ch) {
+    for (int other = ch + 1; other < 4; ++other) {
+      for (const auto& edge : directed[ch]) EXPECT_EQ(directed[other].count(edge), 0u);
+    }
+    all.insert(directed[ch].begin(), directed[ch].end());
+  }
+  EXPECT_EQ(all.size(), 4u * 4 * 7);  // 4 servers x 4 channels x 7 NVLink hops
   const Collective col = MakeCollective(CollectiveKind::kAllReduce, Iota(32), 16e6);
   EXPECT_EQ(LeavingNics(Lower(col, v, 4), v).size(), 4u);
+  EXPECT_EQ(AutoChannels(MakeGroupView(testing::Dgx1Cluster(4, 1), Iota(32))), 4);
+  EXPECT_EQ(AutoChannels(MakeGroupView(testing::Dgx1Cluster(1, 1), Iota(8))), 4);
+}
+
+// The same on a rail-optimized fabric, where rings also keep every hop between servers on one
+// rail: with a NIC per GPU, 8 channels (two per cycle and direction) use every NVLink both
+// ways, none by more than two channels (before, every channel walked a server the same way
+// and each NVLink carried four one way, none the other).
+TEST(Ring, DgxOneRailOptimizedRingsUseEveryNvLinkBothWays) {
+  for (int servers : {2, 4}) {
+    ClusterSpec c = testing::Dgx1Cluster(servers, 8);
+    c.network.kind = NetworkKind::kRailOptimized;
+    const GroupView v = MakeGroupView(c, Iota(8 * servers));
+    std::map<std::pair<int, int>, int> uses;
+    for (const auto& hops : NvLinkHopsPerChannel(c, v, 8)) {
+      for (const auto& edge : hops) ++uses[edge];
+    }
+    EXPECT_EQ(uses.size(), servers * 16u * 2) << servers << " servers";
+    int hops = 0;
+    for (const auto& [edge, count] : uses) {
+      EXPECT_LE(count, 2) << servers << " servers";
+      hops += count;
+    }
+    EXPECT_EQ(hops, servers * 8 * 7) << servers << " servers";
+  }
 }
 
 // On a rail-optimized fabric every hop between servers stays on one rail (both ends on the
