@@ -35,9 +35,11 @@
 //   S once over every NIC and every intra-server link; a binary tree's interior heads send it
 //   to two children.
 //
-// Where the tuner chooses otherwise, the check is left out of AutoChoiceOn.Topology and made in
-// a DISABLED_ test below (AutoChoiceMisjudged), with the predictions and simulated times that
-// show why the choice is wrong; run them with --gtest_also_run_disabled_tests.
+// Every case holds: the last two misjudgements (large all-reduce across DGX-1 servers, where
+// the tuner chose tree; large broadcast/reduce across PCIe and DGX-1 servers, where it chose
+// tree) went when rings spread over the cube mesh's two NVLink cycles and the tuner counted
+// them, and counted the PCIe link a tree head shares with its NIC (docs/collectives.md, "The
+// tuner"). A failure prints the tuner's predictions and each candidate's simulated time.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -71,6 +73,9 @@ struct Topology {
   Box box = Box::kNvSwitch;  // of the slowest servers
   int servers = 1;
   bool nic_per_gpu = true;
+  // Edge-disjoint NVLink cycles through each server's GPUs (2 in the cube mesh, whose GPUs
+  // have 4 NVLinks each, when every server is one), each walked both ways by a channel.
+  int nvlink_cycles = 0;
 };
 
 // gtest prints a parameter in test names and messages; the name, not the struct's bytes.
@@ -132,10 +137,11 @@ Topology FromScenario(const std::string& file, Box box, bool nic_per_gpu) {
 
 std::vector<Topology> Topologies() {
   std::vector<Topology> all;
+  auto cycles = [](Box box) { return box == Box::kDgx1 ? 2 : 0; };
   for (const ServerKind& k : ServerKinds()) {
     all.push_back({k.name + "_1server",
                    testing::ClusterOf({k.make(1, true)}, testing::SingleSwitchNetwork()), k.box, 1,
-                   true});
+                   true, cycles(k.box)});
   }
   struct Net {
     std::string name;
@@ -151,7 +157,7 @@ std::vector<Topology> Topologies() {
           all.push_back({k.name + "_" + std::to_string(servers) + "servers_" +
                              (per_gpu ? "nic_per_gpu_" : "nic_per_server_") + net.name,
                          testing::ClusterOf({k.make(servers, per_gpu)}, net.spec), k.box, servers,
-                         per_gpu});
+                         per_gpu, cycles(k.box)});
         }
       }
     }
@@ -247,125 +253,8 @@ std::optional<std::set<std::string>> Expected(const Topology& t, CollectiveKind 
   return Large(bytes) ? std::set<std::string>{"ring"} : std::set<std::string>{"tree"};
 }
 
-// Checks the choice for `kind` and `bytes` on `t`; false if the algorithm is not an expected one.
-bool ExpectChoice(const Topology& t, CollectiveKind kind, double bytes) {
-  const auto expected = Expected(t, kind, bytes);
-  if (!expected) return true;
-  const std::string chosen = Chosen(t.cluster, kind, bytes);
-  std::string want;
-  for (const std::string& a : *expected) want += (want.empty() ? "" : " or ") + a;
-  const bool right = expected->count(Algorithm(chosen)) > 0;
-  EXPECT_TRUE(right) << t.name << ", " << ToString(kind) << " of " << bytes << " B: chose "
-                     << chosen << ", expected " << want
-                     << "; predictions:" << Predictions(t.cluster, kind, bytes);
-  // Channels (sim/collectives/tuner.h, AutoChannels): a ring or tree stripes over one channel
-  // per NIC the group uses in a server; inside one server, one.
-  const std::string algorithm = Algorithm(chosen);
-  if (algorithm == "ring" || algorithm == "tree") {
-    int nics = 1;
-    for (const ServerGroup& g : t.cluster.groups) nics = std::max(nics, g.nics.count);
-    const int channels = t.servers > 1 ? std::min(nics, sim::kMaxChannels) : 1;
-    EXPECT_EQ(chosen.substr(chosen.rfind('/') + 1), std::to_string(channels) + "ch")
-        << t.name << ", " << ToString(kind) << " of " << bytes << " B: " << chosen;
-  }
-  return right;
-}
-
-constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter,
-                                     CollectiveKind::kAllGather, CollectiveKind::kBroadcast,
-                                     CollectiveKind::kReduce};
-
-// The tuner's known misjudgements on these topologies, each checked by the DISABLED_ test of
-// the same name below instead of AutoChoiceOn.Topology. A topology entry ending in '*' names
-// every topology that starts with it (the three networks). Figures: the tuner's predictions
-// (PredictCollectiveSeconds) and stream-fidelity makespans of each algorithm forced, 1 GiB;
-// the DISABLED_ tests print both when they fail.
-struct Misjudgement {
-  std::string test;
-  std::vector<CollectiveKind> kinds;
-  std::vector<std::string> topologies;
-};
-
-const std::vector<Misjudgement>& Misjudgements() {
-  static const std::vector<Misjudgement> all = {
-      // The tuner picks tree. Rings and the trees' chains now follow the cube mesh's NVLinks,
-      // odd channels the other way round (GroupView::nvlink_ring_position, ChannelRing;
-      // before, the ring ran in rank order across PCIe between the quads: ring 137 ms, tree
-      // 112 ms). On a single switch the simulation agrees with the tuner (ring 44.1 ms, tree
-      // 37.7 ms); behind the 4:1 leaf-spine the ring wins (44.2 ms against 65.0 ms), and on
-      // the rail-optimized fabric, whose rings keep to one rail but walk every server the same
-      // way, the ring takes 76.1 ms against 37.7 ms.
-      {"LargeAllReduceAcrossDgx1IsRingFamily",
-       {CollectiveKind::kAllReduce},
-       {"dgx1_16servers_nic_per_gpu_*"}},
-      // The tuner picks tree on PCIe and DGX-1 servers, where both the chain and the tree are
-      // bound by the PCIe hop it assumes for every intra-server step and its predictions are
-      // within 5% (4 DGX-1 with a NIC per GPU: chain 72.0 ms, tree 68.6 ms predicted), but the
-      // tree's heads forward S to two children and the simulated tree is slower: chain
-      // 68.5 ms, tree 77.0 ms; 4 PCIe boxes chain 68.5 ms, tree 85.5 ms. (On NVSwitch servers
-      // it chose tree too until the rooted tree used every NIC of the root's server and the
-      // chain's predicted fill stopped charging every channel on every hop: 16 A100 servers,
-      // tree 43.3 -> 11.1 ms simulated, chain 5.7 ms, and the tuner now picks the chain.)
-      {"LargeBroadcastReduceAcrossServersIsRing",
-       {CollectiveKind::kBroadcast, CollectiveKind::kReduce},
-       {"dgx1_16servers_nic_per_gpu_*", "dgx1_16servers_nic_per_server_*",
-        "dgx1_4servers_nic_per_gpu_*", "pcie_16servers_nic_per_gpu_*",
-        "pcie_4servers_nic_per_gpu_*", "pcie_bridged_16servers_nic_per_gpu_*",
-        "pcie_bridged_4servers_nic_per_gpu_*", "scenario_hetero_a100_v100"}},
-  };
-  return all;
-}
-
-bool Names(const std::string& pattern, const std::string& name) {
-  if (!pattern.empty() && pattern.back() == '*') {
-    return name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0;
-  }
-  return name == pattern;
-}
-
-// The misjudgement that covers this case, or nullptr. All are of the large size.
-const Misjudgement* Misjudged(const Topology& t, CollectiveKind kind, double bytes) {
-  if (!Large(bytes)) return nullptr;
-  for (const Misjudgement& m : Misjudgements()) {
-    if (std::find(m.kinds.begin(), m.kinds.end(), kind) == m.kinds.end()) continue;
-    for (const std::string& p : m.topologies) {
-      if (Names(p, t.name)) return &m;
-    }
-  }
-  return nullptr;
-}
-
-class AutoChoiceOn : public ::testing::TestWithParam<Topology> {};
-
-TEST_P(AutoChoiceOn, Topology) {
-  const Topology& t = GetParam();
-  for (CollectiveKind kind : kKinds) {
-    std::vector<double> sizes(std::begin(kSmall), std::end(kSmall));
-    sizes.push_back(kGiB);
-    for (double bytes : sizes) {
-      if (Misjudged(t, kind, bytes)) continue;  // checked by a DISABLED_ test below
-      ExpectChoice(t, kind, bytes);
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Clusters, AutoChoiceOn, ::testing::ValuesIn(Topologies()),
-                         [](const auto& info) { return info.param.name; });
-
-// Every entry of Misjudgements() names topologies that exist, so none silently checks nothing.
-TEST(AutoChoiceMisjudgements, NameExistingTopologies) {
-  const std::vector<Topology> all = Topologies();
-  for (const Misjudgement& m : Misjudgements()) {
-    for (const std::string& p : m.topologies) {
-      EXPECT_TRUE(
-          std::any_of(all.begin(), all.end(), [&](const Topology& t) { return Names(p, t.name); }))
-          << m.test << ": " << p;
-    }
-  }
-}
-
 // Simulated makespan of each candidate algorithm forced (protocol and channels on auto), for
-// the failure messages of the DISABLED_ tests.
+// failure messages.
 std::string SimulatedTimes(const ClusterSpec& c, CollectiveKind kind, double bytes) {
   std::string out;
   for (const std::string& a : CollectiveAlgorithms(kind)) {
@@ -388,31 +277,51 @@ std::string SimulatedTimes(const ClusterSpec& c, CollectiveKind kind, double byt
   return out;
 }
 
-// The cases of misjudgement `test`, with the expectation believed right.
-void ExpectMisjudgedCases(const std::string& test) {
-  int cases = 0;
-  for (const Topology& t : Topologies()) {
-    for (CollectiveKind kind : kKinds) {
-      const Misjudgement* m = Misjudged(t, kind, kGiB);
-      if (!m || m->test != test) continue;
-      ++cases;
-      if (!ExpectChoice(t, kind, kGiB)) {
-        std::printf("%s %s: simulated%s\n", t.name.c_str(), std::string(ToString(kind)).c_str(),
-                    SimulatedTimes(t.cluster, kind, kGiB).c_str());
-      }
+// Checks the choice for `kind` and `bytes` on `t`.
+void ExpectChoice(const Topology& t, CollectiveKind kind, double bytes) {
+  const auto expected = Expected(t, kind, bytes);
+  if (!expected) return;
+  const std::string chosen = Chosen(t.cluster, kind, bytes);
+  std::string want;
+  for (const std::string& a : *expected) want += (want.empty() ? "" : " or ") + a;
+  const bool right = expected->count(Algorithm(chosen)) > 0;
+  EXPECT_TRUE(right) << t.name << ", " << ToString(kind) << " of " << bytes << " B: chose "
+                     << chosen << ", expected " << want
+                     << "; predictions:" << Predictions(t.cluster, kind, bytes)
+                     << "; simulated:" << (right ? "" : SimulatedTimes(t.cluster, kind, bytes));
+  // Channels (sim/collectives/tuner.h, AutoChannels): a ring or tree stripes over one channel
+  // per NIC the group uses in a server, inside one server over one; and over at least two per
+  // NVLink cycle, one each way.
+  const std::string algorithm = Algorithm(chosen);
+  if (algorithm == "ring" || algorithm == "tree") {
+    int nics = 1;
+    for (const ServerGroup& g : t.cluster.groups) nics = std::max(nics, g.nics.count);
+    const int channels =
+        std::min(std::max(t.servers > 1 ? nics : 1, 2 * t.nvlink_cycles), sim::kMaxChannels);
+    EXPECT_EQ(chosen.substr(chosen.rfind('/') + 1), std::to_string(channels) + "ch")
+        << t.name << ", " << ToString(kind) << " of " << bytes << " B: " << chosen;
+  }
+}
+
+constexpr CollectiveKind kKinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter,
+                                     CollectiveKind::kAllGather, CollectiveKind::kBroadcast,
+                                     CollectiveKind::kReduce};
+
+class AutoChoiceOn : public ::testing::TestWithParam<Topology> {};
+
+TEST_P(AutoChoiceOn, Topology) {
+  const Topology& t = GetParam();
+  for (CollectiveKind kind : kKinds) {
+    std::vector<double> sizes(std::begin(kSmall), std::end(kSmall));
+    sizes.push_back(kGiB);
+    for (double bytes : sizes) {
+      ExpectChoice(t, kind, bytes);
     }
   }
-  EXPECT_GT(cases, 0) << test;
 }
 
-// DISABLED: the tuner still misjudges these (see Misjudgements() and docs/collectives.md).
-TEST(AutoChoiceMisjudged, DISABLED_LargeAllReduceAcrossDgx1IsRingFamily) {
-  ExpectMisjudgedCases("LargeAllReduceAcrossDgx1IsRingFamily");
-}
-
-TEST(AutoChoiceMisjudged, DISABLED_LargeBroadcastReduceAcrossServersIsRing) {
-  ExpectMisjudgedCases("LargeBroadcastReduceAcrossServersIsRing");
-}
+INSTANTIATE_TEST_SUITE_P(Clusters, AutoChoiceOn, ::testing::ValuesIn(Topologies()),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace stratasim

@@ -25,8 +25,9 @@
 namespace stratasim::sim {
 
 int AutoChannels(const GroupView& view) {
-  if (view.num_servers <= 1) return 1;
-  return std::clamp(view.max_nics_per_server, 1, kMaxChannels);
+  const int nvlink_lanes = 2 * view.nvlink_cycles;  // each cycle both ways (ChannelRing)
+  if (view.num_servers <= 1) return std::max(1, nvlink_lanes);
+  return std::clamp(std::max(view.max_nics_per_server, nvlink_lanes), 1, kMaxChannels);
 }
 
 bool ChosenByAuto(const std::string& algorithm) {
@@ -41,11 +42,12 @@ namespace {
 
 // The view's numbers, once, with the chosen protocol's latencies added to the hops'.
 struct Model {
-  int n = 0;           // members
-  int servers = 1;     // distinct servers
-  int per_server = 1;  // most members on one server
-  int nics = 1;        // NICs used per server
-  bool multi = false;  // spans servers
+  int n = 0;              // members
+  int servers = 1;        // distinct servers
+  int per_server = 1;     // most members on one server
+  int nics = 1;           // NICs used per server
+  int nvlink_cycles = 0;  // GroupView::nvlink_cycles when the algorithm's rings follow them
+  bool multi = false;     // spans servers
   double base_s = 0;
   double intra_step_s = 0;  // hop latency + protocol step latency
   double inter_step_s = 0;
@@ -87,6 +89,7 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
   m.intra_step_s = intra_latency_s + StepLatencySeconds(algorithm, p, intra_hop);
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
   m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
+  m.nvlink_cycles = algorithm == "ring" ? view.nvlink_cycles : 0;
   m.inter_Bps = view.inter_Bps;
   m.inter_gpu_Bps = view.nic_share_per_member_Bps;
   m.wire = WireBytesFactor(p);
@@ -97,10 +100,20 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
 
 // Ring steps: an edge runs up to kRingSlots steps ahead, so the latency is that of the hops a
 // piece of data crosses (NCCL's model: steps - inter_steps intra-server hops), and the time on
-// the wire that of the bottleneck: C channels share each GPU's intra link and use up to C NICs,
-// each channel's flow at most the protocol's rate per channel.
+// the wire that of the bottleneck: C channels share each GPU's intra link (or, along NVLink
+// cycles, spread over 2 x cycles NVLinks out of each GPU, the busiest carrying ceil(C / lanes))
+// and use up to C NICs, each channel's flow at most the protocol's rate per channel.
+// What C channels of a ring or chain move out of each GPU inside a server: one intra link
+// shared by all, or along NVLink cycles min(C, 2 x cycles) NVLinks (ChannelRing), the busiest
+// carrying ceil(C / lanes) channels.
+double RingIntraBps(const Model& m, int channels) {
+  const int lanes = std::min(channels, 2 * m.nvlink_cycles);
+  if (lanes <= 1) return m.intra_Bps;
+  return m.intra_Bps * channels / ((channels + lanes - 1) / lanes);
+}
+
 double Ring(const Model& m, int steps, double step_bytes, int channels) {
-  const double intra_bw = std::min(m.intra_Bps, channels * m.flow_intra_Bps);
+  const double intra_bw = std::min(RingIntraBps(m, channels), channels * m.flow_intra_Bps);
   const double inter_bw =
       std::min(m.inter_Bps * std::min(channels, m.nics), channels * m.flow_inter_Bps);
   const double bw = m.multi ? std::min(intra_bw, inter_bw) : intra_bw;
@@ -200,7 +213,7 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     const int chunks = PipelineChunks(c.bytes / C);
     const double chunk = S / C / chunks;
     const PipelineHop intra{n - s, chunk / std::min(m.intra_Bps, m.flow_intra_Bps),
-                            chunk * C / std::min(m.intra_Bps, C * m.flow_intra_Bps)};
+                            chunk * C / std::min(RingIntraBps(m, C), C * m.flow_intra_Bps)};
     const PipelineHop inter{
         s - 1, chunk / std::min(m.inter_Bps, m.flow_inter_Bps),
         chunk * C / std::min(m.inter_Bps * std::min(C, m.nics), C * m.flow_inter_Bps)};
@@ -223,7 +236,15 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     const int chunks = PipelineChunks(c.bytes / C);
     const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
     const double inter = std::min(std::min(C, m.nics) * m.inter_Bps, C * m.flow_inter_Bps);
-    const double bw_time = std::max(S / intra, m.multi ? 2 * S / inter : 0.0);
+    double bw_time = std::max(S / intra, m.multi ? 2 * S / inter : 0.0);
+    if (m.multi && view.ring_intra_fabric == IntraFabric::kPcie) {
+      // The chains run over PCIe, and so does the way to the NIC: a GPU's PCIe link carries
+      // S/C of each channel it forwards along its chain, and 3 S/C of each it heads (down the
+      // chain and to two child servers). 4 PCIe boxes of 4 GPUs, 4 channels: 1.5 S, as
+      // simulated (102.6 ms for 1 GiB against the chain's 68.5 ms).
+      const int heads = (C + k - 1) / k;
+      bw_time = std::max(bw_time, (3.0 * heads + (C - heads)) * S / C / intra);
+    }
     return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + bw_time +
            (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
   }

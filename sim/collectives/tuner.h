@@ -14,7 +14,9 @@ inline constexpr int kMaxChannels = 16;
 
 // Channels when the scenario says "auto" (0): across servers, one per NIC the group uses in a
 // server (so a group spanning a server's NICs uses them all, as NCCL does), at most
-// kMaxChannels; inside one server, 1 (every ring crosses the same links there).
+// kMaxChannels; inside one server, 1 (every ring crosses the same links there). Servers whose
+// rings follow NVLink cycles (GroupView::nvlink_cycles) get at least two per cycle, one each
+// way, so every NVLink of the cycles carries data both ways (NCCL: 4 rings on a DGX-1 P100).
 int AutoChannels(const GroupView& view);
 
 // Whether "auto" may pick the algorithm: those NCCL runs (ring, tree, its one-shot direct

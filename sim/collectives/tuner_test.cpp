@@ -90,6 +90,41 @@ TEST(Tuner, PredictionGrowsWithSizeAndRingBandwidthTermIsExact) {
   EXPECT_NEAR(t, 8.4e-6 + 6 * (2e-6 + 3.4e-6 + 1e9 / 450e9), 1e-12);
 }
 
+// Along the cube mesh's two NVLink cycles, C channels of a ring leave each GPU over
+// min(C, 4) NVLinks (ChannelRing): inside one DGX-1 (25 GB/s NVLinks), a 1 GiB ring all-reduce
+// moves 2 x 7/8 S out of each GPU over 1 NVLink with 1 channel, 2 with 2, 4 with 4 or 8.
+TEST(Tuner, RingsOnNvLinkCyclesCountTheNvLinksTheyUse) {
+  const GroupView v = MakeGroupView(testing::Dgx1Cluster(1, 4), Iota(8));
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(8), 1 << 30);
+  auto wire_s = [&](int channels) {
+    const CollectiveChoice ring{"ring", "simple", channels};
+    // Latency terms are the same for every channel count: remove them with a 0-byte twin.
+    const Collective empty = MakeCollective(CollectiveKind::kAllReduce, Iota(8), 0);
+    return PredictCollectiveSeconds(c, v, ring) - PredictCollectiveSeconds(empty, v, ring);
+  };
+  const double one_link_s = 2.0 * 7 / 8 * (1 << 30) / 25e9;
+  EXPECT_NEAR(wire_s(1), one_link_s, 1e-9);
+  EXPECT_NEAR(wire_s(2), one_link_s / 2, 1e-9);
+  EXPECT_NEAR(wire_s(4), one_link_s / 4, 1e-9);
+  EXPECT_NEAR(wire_s(8), one_link_s / 4, 1e-9);
+  EXPECT_EQ(ChooseCollective(c, v, {}).channels, 4);
+}
+
+// A tree broadcast across PCIe boxes: the chains and the way to the NIC share each GPU's PCIe
+// link, which carries 3 S/C for the channel the GPU heads and S/C for each other one: with 4
+// GPUs and 4 channels, 1.5 S; the chain moves S over it, and wins at 1 GiB.
+TEST(Tuner, TreeHeadsOnPcieShareTheirLinkWithTheNic) {
+  ClusterSpec cluster;
+  cluster.groups.push_back(stratasim::testing::CommodityPcieGroup("box", 4, false, 4));
+  const GroupView v = MakeGroupView(cluster, Iota(16));
+  const Collective c = MakeCollective(CollectiveKind::kBroadcast, Iota(16), 1 << 30);
+  const double tree = PredictCollectiveSeconds(c, v, {"tree", "simple", 4});
+  const double gpu_link_Bps = v.ring_intra_Bps;
+  EXPECT_GT(tree, 1.5 * (1 << 30) / gpu_link_Bps);
+  EXPECT_LT(tree, 1.5 * (1 << 30) / gpu_link_Bps * 1.01);
+  EXPECT_EQ(ChooseCollective(c, v, {}).algorithm, "ring");
+}
+
 TEST(Tuner, AutoLeavesOutAlgorithmsNcclDoesNotRun) {
   const Collective c = MakeCollective(CollectiveKind::kAllToAll, Iota(8), 1 << 20);
   EXPECT_EQ(ChooseCollective(c, testing::FlatView(8), {}).algorithm, "direct");
@@ -119,6 +154,9 @@ TEST(Tuner, AutoChannels) {
   EXPECT_EQ(AutoChannels(EightByEight()), 8);
   EXPECT_EQ(AutoChannels(testing::FlatView(8)), 1);
   EXPECT_EQ(AutoChannels(MakeGroupView(testing::NvSwitchCluster(2, 8, 8), {0, 1, 8, 9})), 2);
+  // Two channels per NVLink cycle, one each way: 4 on DGX-1s, even with one NIC each.
+  EXPECT_EQ(AutoChannels(MakeGroupView(testing::Dgx1Cluster(2, 1), Iota(16))), 4);
+  EXPECT_EQ(AutoChannels(MakeGroupView(testing::Dgx1Cluster(2, 8), Iota(16))), 8);
 }
 
 TEST(Tuner, AllToAllVPredictionUsesTheMatrix) {
