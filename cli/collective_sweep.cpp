@@ -1,6 +1,8 @@
 #include "cli/collective_sweep.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -35,22 +37,79 @@ double ParseSweepSize(const std::string& text) {
   return ParseBytes(text);
 }
 
+namespace {
+
+// One collective over `ranks` (all of them, in order); returns its member tasks.
+std::vector<TaskId> AddCollectiveAt(TaskGraph& g, const CollectiveSweep& sweep,
+                                    const std::vector<int>& ranks, double bytes, int stream) {
+  Collective c;
+  c.kind = sweep.kind;
+  c.ranks = ranks;
+  c.bytes = bytes;
+  c.dtype = sweep.dtype;
+  c.root = sweep.root;
+  Task member;
+  member.stream = stream;
+  member.name = std::string(ToString(sweep.kind)) + " " + FormatBytes(bytes);
+  member.phase = Phase::kCommunication;
+  return g.AddCollective(c, member);
+}
+
+// nccl-tests' sendrecv_perf (src/sendrecv.cu): inside one ncclGroupStart/ncclGroupEnd, rank r
+// calls ncclSend to (r+1) % n and ncclRecv from (r-1+n) % n. Each send is one point-to-point
+// transfer (TaskGraph::AddTransfer) that the executor runs, once both ends are ready, as a flow
+// over the platform's route between the two GPUs. A rank's send and receive sit on two streams
+// so that neither waits for the other (inside one NCCL group they do not): on one stream,
+// each rank's send would queue behind its receive (or the other way round) and the n
+// transfers would run one after another around the ring instead of at once. Returns the send
+// and receive tasks.
+std::vector<TaskId> AddSendRecvAt(TaskGraph& g, int n, double bytes, int send_stream,
+                                  int recv_stream) {
+  std::vector<TaskId> ids;
+  for (int r = 0; r < n; ++r) {
+    const int to = (r + 1) % n;
+    Task send, recv;
+    send.stream = send_stream;
+    recv.stream = recv_stream;
+    send.phase = recv.phase = Phase::kCommunication;
+    send.name = "send " + FormatBytes(bytes) + " to " + std::to_string(to);
+    recv.name = "recv " + FormatBytes(bytes) + " from " + std::to_string(r);
+    const auto [s, v] = g.AddTransfer(r, to, bytes, send, recv);
+    ids.push_back(s);
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::string SweepOpName(const CollectiveSweep& sweep) {
+  return sweep.op == SweepOp::kSendRecv ? "sendrecv" : std::string(ToString(sweep.kind));
+}
+
 std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep) {
   const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
+  const bool sendrecv = sweep.op == SweepOp::kSendRecv;
   if (n > s.cluster.NumGpus()) {
     throw Error("--gpus " + std::to_string(n) + " is more than the cluster's " +
                 std::to_string(s.cluster.NumGpus()) + " GPUs");
   }
-  if (sweep.kind == CollectiveKind::kAllToAllV) {
+  if (!sendrecv && sweep.kind == CollectiveKind::kAllToAllV) {
     throw Error("all_to_all_v needs a size matrix; sweep all_to_all instead");
   }
   if (sweep.min_bytes <= 0 || sweep.max_bytes < sweep.min_bytes || sweep.factor <= 1) {
     throw Error("a sweep needs 0 < -b <= -e and -f > 1");
   }
-  if (sweep.root < 0 || sweep.root >= n) throw Error("--root must be one of the swept ranks");
+  if (sendrecv && n < 2) {
+    throw Error("sendrecv needs at least 2 GPUs (a rank sending to itself is a local copy)");
+  }
+  if (!sendrecv && (sweep.root < 0 || sweep.root >= n)) {
+    throw Error("--root must be one of the swept ranks");
+  }
 
   TaskGraph g(n);
-  const int stream = g.Stream("comm");
+  const int stream = g.Stream(sendrecv ? "send" : "comm");
+  const int recv_stream = sendrecv ? g.Stream("recv") : stream;
   std::vector<int> ranks(n);
   for (int r = 0; r < n; ++r) ranks[r] = r;
   std::vector<double> sizes;
@@ -59,22 +118,13 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
   TaskId barrier = -1;
   for (double b = sweep.min_bytes; b <= sweep.max_bytes * (1 + 1e-12); b *= sweep.factor) {
     // Whole elements, and for the kinds that split the buffer evenly, a multiple of n of them.
-    const bool split = sweep.kind != CollectiveKind::kBroadcast &&
+    const bool split = !sendrecv && sweep.kind != CollectiveKind::kBroadcast &&
                        sweep.kind != CollectiveKind::kReduce &&
                        sweep.kind != CollectiveKind::kAllReduce;
     const double unit = elem * (split ? n : 1);
     const double bytes = std::max(unit, std::floor(b / unit) * unit);
-    Collective c;
-    c.kind = sweep.kind;
-    c.ranks = ranks;
-    c.bytes = bytes;
-    c.dtype = sweep.dtype;
-    c.root = sweep.root;
-    Task member;
-    member.stream = stream;
-    member.name = std::string(ToString(sweep.kind)) + " " + FormatBytes(bytes);
-    member.phase = Phase::kCommunication;
-    std::vector<TaskId> ids = g.AddCollective(c, member);
+    const std::vector<TaskId> ids = sendrecv ? AddSendRecvAt(g, n, bytes, stream, recv_stream)
+                                             : AddCollectiveAt(g, sweep, ranks, bytes, stream);
     if (barrier >= 0) {
       for (TaskId id : ids) g.AddDep(id, barrier);
     }
@@ -100,8 +150,13 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
     row.time_s = end - previous;
     previous = end;
     row.algbw_Bps = row.time_s > 0 ? row.bytes / row.time_s : 0;
-    row.busbw_Bps = row.algbw_Bps * BusBandwidthFactor(sweep.kind, n);
-    if (i < t.collective_algorithms.size()) row.algorithm = t.collective_algorithms[i];
+    // nccl-tests' sendrecv: busbw = algbw (factor 1, src/sendrecv.cu SendRecvGetBw).
+    row.busbw_Bps = row.algbw_Bps * (sendrecv ? 1 : BusBandwidthFactor(sweep.kind, n));
+    if (sendrecv) {
+      row.algorithm = "p2p";
+    } else if (i < t.collective_algorithms.size()) {
+      row.algorithm = t.collective_algorithms[i];
+    }
     rows.push_back(row);
   }
   return rows;
@@ -112,9 +167,12 @@ std::string FormatSweepTable(const Scenario& s, const CollectiveSweep& sweep,
   const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "# %s on %d GPUs of %s, %s fidelity (simulated)\n",
-                std::string(ToString(sweep.kind)).c_str(), n, s.name.c_str(),
-                std::string(ToString(s.simulation.fidelity)).c_str());
+  // A sendrecv's transfers are flows over their routes at every fidelity.
+  const std::string how = sweep.op == SweepOp::kSendRecv
+                              ? std::string("point-to-point flows")
+                              : std::string(ToString(s.simulation.fidelity)) + " fidelity";
+  std::snprintf(line, sizeof line, "# %s on %d GPUs of %s, %s (simulated)\n",
+                SweepOpName(sweep).c_str(), n, s.name.c_str(), how.c_str());
   out += line;
   std::snprintf(line, sizeof line, "#%12s %12s %6s %6s %12s %8s %8s  %s\n", "size", "count", "type",
                 "root", "time", "algbw", "busbw", "algorithm");
@@ -123,8 +181,9 @@ std::string FormatSweepTable(const Scenario& s, const CollectiveSweep& sweep,
                 "(us)", "(GB/s)", "(GB/s)");
   out += line;
   const bool rooted =
-      sweep.kind == CollectiveKind::kBroadcast || sweep.kind == CollectiveKind::kReduce ||
-      sweep.kind == CollectiveKind::kGather || sweep.kind == CollectiveKind::kScatter;
+      sweep.op == SweepOp::kCollective &&
+      (sweep.kind == CollectiveKind::kBroadcast || sweep.kind == CollectiveKind::kReduce ||
+       sweep.kind == CollectiveKind::kGather || sweep.kind == CollectiveKind::kScatter);
   for (const SweepRow& r : rows) {
     std::snprintf(line, sizeof line, " %12.0f %12.0f %6s %6d %12.2f %8.2f %8.2f  %s\n", r.bytes,
                   r.count, std::string(ToString(sweep.dtype)).c_str(), rooted ? sweep.root : -1,
@@ -140,7 +199,7 @@ std::string SweepToJson(const Scenario& s, const CollectiveSweep& sweep,
   j["format"] = "stratasim-collective-sweep";
   j["version"] = 1;
   j["scenario"] = s.name;
-  j["collective"] = ToString(sweep.kind);
+  j["collective"] = SweepOpName(sweep);
   j["dtype"] = ToString(sweep.dtype);
   j["gpus"] = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
   j["fidelity"] = ToString(s.simulation.fidelity);

@@ -179,16 +179,18 @@ int Collective(const std::vector<std::string>& args) {
                                                  "scenario YAML file (for the cluster)")(
       "op,c", po::value<std::string>()->default_value("all_reduce"),
       "collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, "
-      "gather, scatter")("minbytes,b", po::value<std::string>()->default_value("8"),
-                         "smallest size (K, M, G suffixes are powers of 1024)")(
+      "gather, scatter; or sendrecv (nccl-tests' sendrecv_perf: rank r sends to r+1 and "
+      "receives from r-1, all at once)")("minbytes,b", po::value<std::string>()->default_value("8"),
+                                         "smallest size (K, M, G suffixes are powers of 1024)")(
       "maxbytes,e", po::value<std::string>()->default_value("128M"), "largest size")(
       "stepfactor,f", po::value<double>()->default_value(2), "size multiplication factor")(
       "gpus,g", po::value<int>()->default_value(0), "number of GPUs (default: all)")(
       "datatype,d", po::value<std::string>()->default_value("fp32"), "element type")(
-      "root,r", po::value<int>()->default_value(0), "root rank (broadcast, reduce, ...)")(
-      "algorithm,a", po::value<std::string>(), "force an algorithm (default: auto)")(
-      "protocol,p", po::value<std::string>(), "force a protocol: ll, ll128, simple")(
-      "channels", po::value<int>(), "force the number of channels")(
+      "root,r", po::value<int>()->default_value(0),
+      "root rank (broadcast, reduce, ...; not sendrecv)")(
+      "algorithm,a", po::value<std::string>(), "force an algorithm (default: auto; not sendrecv)")(
+      "protocol,p", po::value<std::string>(), "force a protocol: ll, ll128, simple (not sendrecv)")(
+      "channels", po::value<int>(), "force the number of channels (not sendrecv)")(
       "fidelity", po::value<std::string>(), "step, stream or analytic (default: the scenario's)")(
       "json", po::value<std::string>(), "also write the rows to this JSON file");
   po::positional_options_description pos;
@@ -202,6 +204,19 @@ int Collective(const std::vector<std::string>& args) {
   CollectiveSweep sweep;
   const std::string op = vm["op"].as<std::string>();
   bool found = false;
+  if (op == "sendrecv") {
+    sweep.op = SweepOp::kSendRecv;
+    found = true;
+    // Point-to-point transfers have no NCCL algorithm, protocol, channel count or root: say so
+    // rather than ignore a setting the user believes applied.
+    for (const char* name : {"algorithm", "protocol", "channels", "root"}) {
+      if (vm.count(name) && !vm[name].defaulted()) {
+        throw UsageError(std::string("--") + name +
+                         " does not apply to --op sendrecv (point-to-point transfers, not a "
+                         "collective)");
+      }
+    }
+  }
   for (CollectiveKind k : kAllCollectiveKinds) {
     if (ToString(k) == op) {
       sweep.kind = k;

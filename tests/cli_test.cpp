@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "tests/cli_runner.h"
 
@@ -122,6 +123,66 @@ TEST(Cli, CollectivePrintsTheNcclTestsTable) {
   EXPECT_EQ(op.status, 2);
   EXPECT_NE(op.output.find("--op allreduce: not a collective"), std::string::npos) << op.output;
   fs::remove_all(d);
+}
+
+// nccl-tests' sendrecv_perf: one row per size, busbw = algbw, "p2p" in the algorithm column,
+// the same rows in the JSON, byte-identical on a second run.
+TEST(Cli, CollectiveSendRecvPrintsP2pRowsDeterministically) {
+  const fs::path d = TempDir("sendrecv");
+  const std::string args = "collective " + kQuickstart + " --op sendrecv -b 1M -e 64M -f 8 --json ";
+  const Result a = RunCli(args + (d / "a.json").string());
+  const Result b = RunCli(args + (d / "b.json").string());
+  ASSERT_EQ(a.status, 0) << a.output;
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_EQ(a.output, b.output);
+  const std::string json = Slurp(d / "a.json");
+  EXPECT_EQ(json, Slurp(d / "b.json"));
+  EXPECT_NE(a.output.find("# sendrecv on 16 GPUs of quickstart"), std::string::npos) << a.output;
+  EXPECT_NE(json.find("\"collective\": \"sendrecv\""), std::string::npos) << json;
+  // 1 MiB, 8 MiB, 64 MiB: three rows in the table and in the JSON, in the same order.
+  size_t rows = 0;
+  size_t at = 0;
+  for (const char* size : {"1048576", "8388608", "67108864"}) {
+    EXPECT_NE(a.output.find(" " + std::string(size) + " "), std::string::npos) << size;
+    const size_t next = json.find("\"bytes\": " + std::string(size) + ".0", at);
+    ASSERT_NE(next, std::string::npos) << size << " missing or out of order in " << json;
+    at = next;
+  }
+  for (size_t p = a.output.find("  p2p\n"); p != std::string::npos;
+       p = a.output.find("  p2p\n", p + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 3u) << a.output;
+  size_t json_rows = 0;
+  for (size_t p = json.find("\"algorithm\": \"p2p\""); p != std::string::npos;
+       p = json.find("\"algorithm\": \"p2p\"", p + 1)) {
+    ++json_rows;
+  }
+  EXPECT_EQ(json_rows, 3u) << json;
+  fs::remove_all(d);
+}
+
+TEST(Cli, CollectiveSendRecvRejectsCollectiveOnlyOptions) {
+  const std::string base = "collective " + kQuickstart + " --op sendrecv -b 1M -e 1M ";
+  const std::pair<const char*, const char*> cases[] = {
+      {"-a ring", "algorithm"},  {"--algorithm auto", "algorithm"},
+      {"-p simple", "protocol"}, {"--channels 2", "channels"},
+      {"--root 0", "root"},      {"-r 3", "root"}};
+  for (const auto& [option, name] : cases) {
+    const Result r = RunCli(base + option);
+    EXPECT_EQ(r.status, 2) << option;
+    EXPECT_NE(r.output.find("stratasim collective: --" + std::string(name) +
+                            " does not apply to --op sendrecv (point-to-point transfers, not a "
+                            "collective)"),
+              std::string::npos)
+        << option << ": " << r.output;
+  }
+  const Result one = RunCli(base + "-g 1");
+  EXPECT_EQ(one.status, 2);
+  EXPECT_NE(one.output.find("stratasim collective: sendrecv needs at least 2 GPUs (a rank "
+                            "sending to itself is a local copy)"),
+            std::string::npos)
+      << one.output;
 }
 
 TEST(Cli, CalibrationFileChangesTheSimulatedTime) {
