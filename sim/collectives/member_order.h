@@ -11,8 +11,8 @@
 namespace stratasim::sim {
 
 // Member indices grouped by server: servers in order of first appearance in the member list,
-// members of a server in member order, or in the order of their server's NVLink cycle when
-// they have one (GroupMember::nvlink_ring_position), so rings and chains follow NVLink.
+// members of a server in member order, or in the order of their server's first NVLink cycle
+// when they lie on some (GroupMember::nvlink_cycle_positions), so chains follow NVLink.
 std::vector<std::vector<int>> ServerBlocks(const GroupView& view);
 
 // `block` rotated left by `shift` (mod its size).
@@ -26,14 +26,17 @@ int InstanceShift(int index, int count, int size);
 // The ring of channel `channel` of `channels`: the member order itself inside one server;
 // across servers, the server blocks one after another, each rotated by InstanceShift, so the
 // inter-server hop of each channel leaves every server from a different GPU. A server whose
-// members lie on an NVLink cycle is walked along it, odd channels the other way round, each
-// channel leaving from the member the plain rotation would leave from.
+// members lie on NVLink cycles is walked along cycle (channel / 2) mod cycles, odd channels
+// the other way round, each pair of channels entering and leaving at the two ends of one
+// NVLink chosen so that channel ends spread over the NICs.
 //
 // On a rail-optimized fabric each hop between servers also stays on one rail, as NCCL's rings
 // do (NCCL_CROSS_NIC=0): server p is entered and left through members with the same NIC
 // index as its neighbours' exit and entry. With the channel's shift c, servers are entered at
 // c, c-1, c, c-1, ... and walked forward (c ... c-1) or backward (c-1 ... c); with an odd
-// number of servers the last one is entered at c-2. Elsewhere every NIC reaches every other
+// number of servers the last one is entered at c-2. (On NVLink cycles, c and c-1 are the
+// positions of the channel's NVLink ends on its cycle, swapped for odd channels, so those
+// walk each server the other way round.) Elsewhere every NIC reaches every other
 // through the same switches and links, so the rail changes no route's bottleneck or latency.
 //
 //   servers:    0            1            2            3
