@@ -15,6 +15,7 @@
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
 #include "sim/compute_model.h"
+#include "sim/latency_groups.h"
 #include "sim/platform.h"
 
 namespace sg4 = simgrid::s4u;
@@ -37,6 +38,7 @@ struct CollectiveState {
   // its delay before (step fidelity: no per-flow doubles for the millions of flows of a ring).
   std::vector<double> before_s;
   std::vector<double> after_s;
+  LatencyGroups groups;  // stream rings: when their flows complete (sim/latency_groups.h)
   int members_joined = 0;
   int members_done = 0;
 };
@@ -361,8 +363,9 @@ class Executor {
 
   // The fixed times of each flow besides one route latency (which TryStartFlow adds to the
   // wait before the Comm): before the transfer its protocol delay, after it its extra route
-  // latencies (a stream flow standing for several steps); in a latency group, split so that
-  // its whole fixed time (delay + route latencies) is the group's mean (Flow::latency_group).
+  // latencies (a stream flow standing for several steps). A flow of a latency group (a stream
+  // ring's edge) pays its first step's delay before, and completes with its group
+  // (sim/latency_groups.h).
   void SetFixedTimes(const Collective& c, CollectiveState* s) {
     const std::vector<Flow>& flows = s->program.flows;
     const bool plain = std::all_of(flows.begin(), flows.end(), [](const Flow& f) {
@@ -372,26 +375,17 @@ class Executor {
     s->before_s.resize(flows.size());
     for (size_t f = 0; f < flows.size(); ++f) s->before_s[f] = flows[f].delay_s;
     s->after_s.assign(flows.size(), 0);
-    std::unordered_map<int, std::pair<double, int>> group_sum;  // group -> (sum, count)
     for (size_t f = 0; f < flows.size(); ++f) {
       const Flow& flow = flows[f];
       if (flow.extra_route_latencies <= 0 && flow.latency_group < 0) continue;
       const double latency = RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
-      s->after_s[f] = flow.extra_route_latencies * latency;
-      if (flow.latency_group >= 0) {
-        auto& [sum, count] = group_sum[flow.latency_group];
-        sum += flow.delay_s + latency + s->after_s[f];
-        ++count;
+      if (flow.latency_group < 0) {
+        s->after_s[f] = flow.extra_route_latencies * latency;
+        continue;
       }
-    }
-    for (size_t f = 0; f < flows.size(); ++f) {
-      const Flow& flow = flows[f];
-      if (flow.latency_group < 0) continue;
-      const auto& [sum, count] = group_sum[flow.latency_group];
-      const double rest =
-          std::max(0.0, sum / count - RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]));
-      s->before_s[f] = std::min(flow.delay_s, rest);
-      s->after_s[f] = rest - s->before_s[f];
+      const int steps = 1 + std::max(0, flow.extra_route_latencies);
+      s->groups.Add(flow.latency_group, static_cast<int>(f), flow.delay_s + steps * latency);
+      s->before_s[f] = flow.delay_s / steps;
     }
   }
 
@@ -400,6 +394,7 @@ class Executor {
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
+    if (s.groups.Has(f)) s.groups.Started(f, Now());
     // The route latency is paid here, before the Comm (see Platform::link_latency_s).
     const Collective& c = g_.collectives()[ci];
     const double before = (s.before_s.empty() ? flow.delay_s : s.before_s[f]) +
@@ -412,7 +407,9 @@ class Executor {
   }
 
   void StartFlowComm(int ci, int f) {
-    const Flow& flow = collectives_[ci].program.flows[f];
+    CollectiveState& s = collectives_[ci];
+    const Flow& flow = s.program.flows[f];
+    if (s.groups.Has(f)) s.groups.TransferStarted(f, Now());
     const Collective& c = g_.collectives()[ci];
     Launch(
         Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes),
@@ -420,7 +417,20 @@ class Executor {
   }
 
   void FlowCommDone(int ci, int f) {
-    const std::vector<double>& after_s = collectives_[ci].after_s;
+    CollectiveState& s = collectives_[ci];
+    if (s.groups.Has(f)) {
+      const auto done = s.groups.TransferDone(f, Now());
+      if (!done) return;  // its group completes when every transfer of it has ended
+      for (int g : done->flows) {
+        if (done->at_s > Now()) {
+          After(done->at_s - Now(), What::kFlowLatency, ci, g);
+        } else {
+          FlowDone(ci, g);
+        }
+      }
+      return;
+    }
+    const std::vector<double>& after_s = s.after_s;
     const double after = after_s.empty() ? 0 : after_s[f];
     if (after <= 0) {
       FlowDone(ci, f);
