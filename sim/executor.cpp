@@ -16,6 +16,7 @@
 #include "sim/collectives/lowering.h"
 #include "sim/compute_model.h"
 #include "sim/latency_groups.h"
+#include "sim/maestro_list.h"
 #include "sim/platform.h"
 
 namespace sg4 = simgrid::s4u;
@@ -271,6 +272,7 @@ class Executor {
 
   void Launch(const sg4::ActivityPtr& a, What what, int x, int y) {
     ++activities_;
+    TakeOffMaestroList(*a);  // just created: see sim/maestro_list.h
     a->start();
     running_[a.get()] = Running{a, what, x, y};
   }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -127,6 +128,23 @@ TEST(Cli, CollectivePrintsTheNcclTestsTable) {
 
 // nccl-tests' sendrecv_perf: one row per size, busbw = algbw, "p2p" in the algorithm column,
 // the same rows in the JSON, byte-identical on a second run.
+// Taking the executor's activities off SimGrid's maestro list (sim/maestro_list.h) changes
+// how fast a simulation runs, not what it computes: a step-fidelity sweep (rings, trees and
+// direct flows, thousands of Comms in flight) gives byte-identical rows with it disabled.
+TEST(Cli, MaestroListTrimChangesNoResult) {
+  const fs::path d = TempDir("trim");
+  const std::string args =
+      "collective " + kQuickstart + " -b 64K -e 256M -f 16 --fidelity step --json ";
+  const Result on = RunCli(args + (d / "on.json").string());
+  setenv("STRATASIM_SIMGRID_TRIM", "0", 1);
+  const Result off = RunCli(args + (d / "off.json").string());
+  unsetenv("STRATASIM_SIMGRID_TRIM");
+  ASSERT_EQ(on.status, 0) << on.output;
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_EQ(on.output, off.output);
+  EXPECT_EQ(Slurp(d / "on.json"), Slurp(d / "off.json"));
+}
+
 TEST(Cli, CollectiveSendRecvPrintsP2pRowsDeterministically) {
   const fs::path d = TempDir("sendrecv");
   const std::string args = "collective " + kQuickstart + " --op sendrecv -b 1M -e 64M -f 8 --json ";
