@@ -71,6 +71,13 @@ void LowerRing(const LowerArgs& a, FlowBuilder* b) {
   const int n = a.n();
   const int channels = std::max(1, a.channels);
   const double part = a.c.bytes / channels;
+  const bool ring_phase = a.c.kind == CollectiveKind::kAllReduce ||
+                          a.c.kind == CollectiveKind::kReduceScatter ||
+                          a.c.kind == CollectiveKind::kAllGather;
+  if (ring_phase) {
+    const size_t steps = a.c.kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
+    b->Reserve(static_cast<size_t>(channels) * n * (a.stream() ? 1 : steps));
+  }
   for (int ch = 0; ch < channels; ++ch) {
     const std::vector<int> ring = ChannelRing(a.view, ch, channels);
     const int root_pos =
