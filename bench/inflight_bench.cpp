@@ -1,15 +1,17 @@
 // Cost of one Comm completion in SimGrid 3.32 against the number of Comms in flight.
 //
 //   build/bench/inflight_bench [in_flight=1000,4000,16000] [comms_per_point=200000]
+//   STRATASIM_SIMGRID_TRIM=0 build/bench/inflight_bench     # without taking Comms off the list
 //
 // K host pairs, each joined by its own link (so every max-min component is one flow), each
 // sending a chain of 1 MB Comms: the next Comm of a pair starts from the completion callback
 // of the previous one, as the executor starts collective flows. Prints, per K, the wall time
 // per completed Comm. In SimGrid 3.32 a Comm started outside an actor is detached and sits in
 // the maestro's std::list of activities, which CommImpl::finish scans in full
-// (std::list::remove) on every completion; later SimGrid releases erase from a set instead.
-// So the cost per Comm grows with K, and with how scattered the list's nodes are in memory:
-// compare builds with STRATASIM_ALLOCATOR=jemalloc (default) and =system.
+// (std::list::remove) on every completion, so the cost per Comm grows with K, and with how
+// scattered the list's nodes are in memory (compare builds with STRATASIM_ALLOCATOR=jemalloc,
+// the default, and =system) -- unless each Comm is taken off the list as it is created
+// (sim/maestro_list.h), as here and in the executor.
 #include <xbt/log.h>
 
 #include <chrono>
@@ -20,6 +22,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "sim/maestro_list.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -33,6 +37,7 @@ struct Chains {
 
   void Launch(int k) {
     sg4::CommPtr c = sg4::Comm::sendto_init(src[k], dst[k]);
+    stratasim::sim::TakeOffMaestroList(*c);  // as the executor does; STRATASIM_SIMGRID_TRIM=0: not
     c->set_payload_size(1e6);
     c->start();
     running[c.get()] = {c, k};

@@ -19,11 +19,11 @@ struct Flow {
   // the same edge; the executor adds that many more route latencies after the transfer.
   int extra_route_latencies = 0;
   // `stream` fidelity, ring phases: the flows of one ring share a latency group. A ring step's
-  // data crosses every edge of the ring in turn, so the latency on its critical path is the
-  // ring's mean hop latency, not the latency of the edge a flow stands for: the executor gives
-  // each flow of a group the group's mean fixed time (delay plus route latencies). Charging
-  // each edge its own, a 1 GiB all-reduce on 1,024 GPUs (one NIC hop in 8) took 44.7 ms in
-  // stream against 25.9 ms in step; with the mean, 24.2 ms (bench/collective_bench).
+  // data crosses every edge in turn, so the latency on its critical path is the ring's mean hop
+  // latency, not the latency of the edge a flow stands for; and the slow edge overlaps that
+  // path with its transfers. The executor completes a group's flows together
+  // (sim/latency_groups.h). Charging each edge its own latency, a 1 GiB all-reduce on 1,024
+  // GPUs (one NIC hop in 8) took 44.7 ms in stream against 27.2 ms in step.
   // -1: no group, the flow pays its own.
   int latency_group = -1;
   // Fixed software cost paid before the flow starts: the per-step latency of the protocol
