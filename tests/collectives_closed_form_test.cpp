@@ -143,6 +143,31 @@ TEST(RingAllReduceMixedHops, StreamPaysTheRingsMeanHopLatency) {
   EXPECT_GT(own_latency, 1.3 * step);
 }
 
+// The same ring shape, bandwidth-bound: 16 servers of 8 GPUs on one switch, a 25 GB/s NIC per
+// GPU, 8 channels, 1 GiB. Each NIC carries one channel's 2(N-1)/N S/C: the bound is
+// 2(N-1)/N S / (C B_nic) = 10.65 ms. Step lands 2.3% above it (10.90 ms), its NIC edges
+// keeping up to 8 steps in flight so that the latency path overlaps their transfers. Stream
+// overlaps them too (sim/latency_groups.h): 10.67 ms, 2.1% under step; when each edge paid the
+// ring's mean fixed time in series with its transfer, stream was 15% over step (12.33 against
+// 10.72 ms on the leaf-spine of bench/collective_bench).
+TEST(RingAllReduceMixedHops, BandwidthBoundStreamAgreesWithStep) {
+  const NvSwitchOptions o = testing::NvSwitchLayout(16, 8, 8);
+  const ClusterSpec cluster = NvSwitchCluster(o);
+  const int n = 128;
+  const double bytes = 1024.0 * 1024 * 1024;
+  const double bound = 2.0 * (n - 1) / n * bytes / (8 * o.nic_Bps);
+  const double step =
+      Collect(cluster, CollectiveKind::kAllReduce, n, bytes, {"ring", "simple", 8, Fidelity::kStep})
+          .seconds;
+  const double stream = Collect(cluster, CollectiveKind::kAllReduce, n, bytes,
+                                {"ring", "simple", 8, Fidelity::kStream})
+                            .seconds;
+  EXPECT_GT(step, bound);
+  EXPECT_LT(step, 1.03 * bound);
+  EXPECT_GT(stream, bound);
+  EXPECT_NEAR(stream, step, 0.03 * step);
+}
+
 // Reduce-scatter and all-gather are half a ring all-reduce.
 TEST(RingHalfCollectives, MatchAlphaBeta) {
   NvSwitchOptions o;
