@@ -1,5 +1,5 @@
-// Runs the stratasim program from a test (STRATASIM_BINARY, set by tests/CMakeLists.txt) and
-// reads what it wrote.
+// Runs the stratasim program from a test (STRATASIM_BINARY, set by tests/CMakeLists.txt), or
+// any command, and reads what it wrote.
 #ifndef STRATASIM_TESTS_CLI_RUNNER_H_
 #define STRATASIM_TESTS_CLI_RUNNER_H_
 
@@ -19,9 +19,9 @@ struct CliResult {
   std::string output;  // stdout and stderr
 };
 
-inline CliResult RunCli(const std::string& args) {
-  const std::string cmd = std::string(STRATASIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+// Runs a shell command line, stderr with stdout.
+inline CliResult RunCommand(const std::string& command) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   std::string out;
   char buf[4096];
   size_t n;
@@ -29,6 +29,12 @@ inline CliResult RunCli(const std::string& args) {
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+#ifdef STRATASIM_BINARY
+inline CliResult RunCli(const std::string& args) {
+  return RunCommand(std::string(STRATASIM_BINARY) + " " + args);
+}
+#endif
 
 inline std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
