@@ -6,8 +6,10 @@
 // Prints, per fidelity, the median wall time of the whole simulation (platform build, run,
 // trace hand-back; each run in its own process as SimGrid requires), the median CPU time
 // (user + system) of that child process, the simulation events (SimGrid activities and kernel
-// timers), events per wall second and per CPU second, and the simulated time. Wall times are noisy
-// on shared machines; CPU time much less so: compare medians from one run.
+// timers), the instants they end at (distinct simulated times; SimGrid re-solves the sharing of
+// what changed once per instant), events per wall second and per CPU second, and the simulated
+// time. Wall times are noisy on shared machines; CPU time much less so: compare medians from
+// one run.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -76,8 +78,9 @@ int Main(int argc, char** argv) {
 
   std::printf("1 GiB all-reduce on %d GPUs (%d x 8, leaf-spine), %d repetitions\n", n, servers,
               reps);
-  std::printf("%-9s %-24s %12s %12s %12s %12s %12s %12s\n", "fidelity", "algorithm",
-              "median wall s", "median cpu s", "events", "events/s", "events/cpu s", "simulated s");
+  std::printf("%-9s %-24s %12s %12s %12s %12s %12s %12s %12s\n", "fidelity", "algorithm",
+              "median wall s", "median cpu s", "events", "instants", "events/s", "events/cpu s",
+              "simulated s");
   for (Fidelity f : {Fidelity::kAnalytic, Fidelity::kStream, Fidelity::kStep}) {
     if (!only.empty() && only.find(std::string(ToString(f))) == std::string::npos) continue;
     SimulationSpec spec;
@@ -94,10 +97,11 @@ int Main(int argc, char** argv) {
     }
     const double wall = Median(walls);
     const double cpu = Median(cpus);
-    std::printf(
-        "%-9s %-24s %12.3f %12.3f %12lld %12.0f %12.0f %12.6f\n", std::string(ToString(f)).c_str(),
-        t.collective_algorithms.empty() ? "" : t.collective_algorithms[0].c_str(), wall, cpu,
-        t.activities, t.activities / wall, t.activities / std::max(cpu, 1e-3), t.makespan_s);
+    std::printf("%-9s %-24s %12.3f %12.3f %12lld %12lld %12.0f %12.0f %12.6f\n",
+                std::string(ToString(f)).c_str(),
+                t.collective_algorithms.empty() ? "" : t.collective_algorithms[0].c_str(), wall,
+                cpu, t.activities, t.instants, t.activities / wall,
+                t.activities / std::max(cpu, 1e-3), t.makespan_s);
   }
   return 0;
 }

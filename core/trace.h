@@ -31,7 +31,10 @@ struct ExecutionTrace {
   // the executor does not choose, as NCCL's own choice is not observable from outside).
   std::vector<std::string> collective_algorithms;
   double makespan_s = 0;
-  long long activities = 0;  // SimGrid activities the run created (speed benchmarks)
+  long long activities = 0;  // SimGrid activities and kernel timers the run created (benchmarks)
+  // Distinct simulated times at which they ended: SimGrid re-solves the max-min sharing of what
+  // changed once per instant, so instants, not events, count that work (docs/collectives.md).
+  long long instants = 0;
 };
 
 std::string TraceToJson(const ExecutionTrace& t);

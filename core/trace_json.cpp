@@ -19,6 +19,7 @@ std::string TraceToJson(const ExecutionTrace& t) {
   j["makespan_s"] = t.makespan_s;
   j["collective_algorithms"] = t.collective_algorithms;
   j["activities"] = t.activities;
+  j["instants"] = t.instants;
   Json task = Json::array(), rank = Json::array(), stream = Json::array(), start = Json::array(),
        end = Json::array(), transfer = Json::array();
   for (const TraceRecord& r : t.records) {
@@ -47,6 +48,7 @@ ExecutionTrace TraceFromJson(const std::string& text) {
     t.streams = j.at("streams").get<std::vector<std::string>>();
     t.makespan_s = j.at("makespan_s").get<double>();
     if (j.contains("activities")) t.activities = j.at("activities").get<long long>();
+    if (j.contains("instants")) t.instants = j.at("instants").get<long long>();
     if (j.contains("collective_algorithms")) {
       t.collective_algorithms = j.at("collective_algorithms").get<std::vector<std::string>>();
     }

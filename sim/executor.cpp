@@ -116,6 +116,7 @@ class Executor {
     trace.records = std::move(records_);
     trace.collective_algorithms = std::move(chosen_);
     trace.activities = activities_;
+    trace.instants = instants_;
     for (const TraceRecord& r : trace.records)
       trace.makespan_s = std::max(trace.makespan_s, r.end_s);
     return trace;
@@ -125,6 +126,7 @@ class Executor {
     graveyard_.clear();  // activities of earlier callbacks; never free one inside its own
     auto it = running_.find(&activity);
     if (it == running_.end()) return;
+    CountInstant();
     Running r = std::move(it->second);
     running_.erase(it);
     Fire(r.what, r.a, r.b);
@@ -288,9 +290,16 @@ class Executor {
     ++activities_;
     simgrid::kernel::timer::Timer::set(Now() + seconds, [this, what, x, y] {
       graveyard_.clear();
+      CountInstant();
       Fire(what, x, y);
       Drain();
     });
+  }
+
+  void CountInstant() {
+    if (Now() == last_instant_s_) return;
+    last_instant_s_ = Now();
+    ++instants_;
   }
 
   // --- collectives ---
@@ -514,6 +523,8 @@ class Executor {
   std::unordered_map<long long, double> route_latency_;  // by src rank * GPUs + dst rank
   std::vector<std::string> chosen_;                      // per collective: "algorithm/protocol/Nch"
   long long activities_ = 0;
+  long long instants_ = 0;
+  double last_instant_s_ = -1;
   std::vector<sg4::ActivityPtr> graveyard_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/hardware.h"
+#include "core/trace.h"
 
 namespace stratasim::sim {
 namespace {
@@ -66,6 +67,27 @@ TEST(Executor, SendWaitsForItsReceive) {
   EXPECT_NEAR(tr.records[snd].start_s, 0, 1e-12);
   EXPECT_NEAR(tr.records[snd].peers_joined_s, tr.records[busy].end_s, 1e-9);
   EXPECT_NEAR(tr.records[rcv].end_s, 1 + 2e-6 + 1e9 / 100e9, 1e-6);
+}
+
+// Each transfer is two events, its route latency (a timer) and its Comm; events ending at the
+// same simulated time are one instant. Three transfers on disjoint NVSwitch ports, each on its
+// own stream: the latencies all end at 2 us, the 1 GB Comms together, the 2 GB one later.
+TEST(Executor, CountsEventsAndTheInstantsTheyEndAt) {
+  TaskGraph g(4);
+  const int s = g.Stream("s");
+  Task send, recv;
+  send.stream = recv.stream = s;
+  g.AddTransfer(0, 1, 1e9, send, recv);
+  g.AddTransfer(2, 3, 1e9, send, recv);
+  const ExecutionTrace two = Simulate(g, OneServer(4), NoLaunch());
+  EXPECT_EQ(two.activities, 4);
+  EXPECT_EQ(two.instants, 2);
+  send.stream = recv.stream = g.Stream("t");
+  g.AddTransfer(1, 2, 2e9, send, recv);
+  const ExecutionTrace three = Simulate(g, OneServer(4), NoLaunch());
+  EXPECT_EQ(three.activities, 6);
+  EXPECT_EQ(three.instants, 3);
+  EXPECT_EQ(TraceFromJson(TraceToJson(three)).instants, 3);
 }
 
 TEST(Executor, MemoryEventsTakeNoTime) {
