@@ -285,6 +285,22 @@ TEST(Hierarchical, MatchesAlphaBeta) {
   }
 }
 
+// On one DGX-1 server hierarchical is its server part alone: 4 rings (each NVLink cycle both
+// ways) of a quarter of the data each, over one 25 GB/s NVLink per hop. One ring would take 4x
+// the bandwidth term.
+TEST(Hierarchical, DgxOneServerPartMatchesAlphaBetaOverFourRings) {
+  const int k = 8;
+  const double bytes = 256e6, nvlink_Bps = 25e9, alpha = 1e-6;
+  const ClusterSpec c = testing::ClusterOf({testing::Dgx1V100Group("dgx1", 1, 1)}, NetworkSpec{});
+  const double step = Step("ring", sim::HopKind::kNvLink) + alpha + bytes / (k * 4 * nvlink_Bps);
+  const double expected = Base("ring") + 2 * (k - 1) * step;
+  for (Fidelity f : kBoth) {
+    const double got =
+        Collect(c, CollectiveKind::kAllReduce, k, bytes, {"hierarchical", "simple", 1, f}).seconds;
+    EXPECT_NEAR(got, expected, 0.02 * expected) << ToString(f);
+  }
+}
+
 TEST(Direct, AllReduceAndAllToAllMatchAlphaBeta) {
   NvSwitchOptions o;
   const int n = 8;

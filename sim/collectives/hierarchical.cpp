@@ -35,10 +35,18 @@ void LowerHierarchical(const LowerArgs& a, FlowBuilder* b) {
   const double shard = bytes / per_server;  // what each member owns after the intra phase
 
   MemberFlows before(a.n()), after(a.n());
-  // Inside each server: `steps` ring steps of bytes / per_server.
+  // Inside each server: `steps` ring steps of bytes / per_server, split over the server's rings
+  // (ServerRings: on NVLink cycles, each cycle both ways); a member is done when it is in all.
   auto intra = [&](int steps) {
     for (const auto& block : blocks) {
-      RingPhase(block, steps, shard, a.stream(), before, b, &after);
+      const std::vector<std::vector<int>> rings = ServerRings(a.view, block);
+      for (int m : block) after[m].clear();
+      for (const std::vector<int>& ring : rings) {
+        MemberFlows exit(a.n());
+        RingPhase(ring, steps, shard / static_cast<double>(rings.size()), a.stream(), before, b,
+                  &exit);
+        for (int m : block) after[m].insert(after[m].end(), exit[m].begin(), exit[m].end());
+      }
     }
     before.swap(after);
   };

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
 #include "core/error.h"
 #include "sim/collectives/lowering.h"
 #include "sim/collectives/test_util.h"
@@ -68,6 +71,31 @@ TEST(Hierarchical, RejectsServersWithDifferentMemberCounts) {
     EXPECT_STREQ(e.what(),
                  "hierarchical all_reduce needs the same number of members on every server of "
                  "the group");
+  }
+}
+
+// On a DGX-1 the part inside each server runs as four rings, each NVLink cycle both ways, each
+// with a quarter of the data: every NVLink direction carries the same bytes, where one ring
+// used 8 of the 32.
+TEST(Hierarchical, DgxOneServerPartUsesEveryNvLinkBothWays) {
+  const ClusterSpec c = testing::Dgx1Cluster(2, 4);
+  const GroupView v = MakeGroupView(c, Iota(16));
+  const double bytes = 64e6;
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(16), bytes), v);
+  std::map<std::pair<int, int>, double> intra;  // bytes per directed member pair in a server
+  for (const Flow& f : p.flows) {
+    const GroupMember& a = v.members[f.src];
+    const GroupMember& b = v.members[f.dst];
+    if (a.server != b.server) continue;
+    EXPECT_TRUE(testing::NvLinked(c, a.local, b.local)) << a.local << "-" << b.local;
+    intra[{f.src, f.dst}] += f.bytes;
+  }
+  EXPECT_EQ(intra.size(), 2u * 16 * 2);  // 2 servers x 16 NVLinks x both ways
+  for (const auto& [edge, b] : intra) {
+    EXPECT_NEAR(b, 2.0 * 7 * bytes / 8 / 4, 1e-6);  // 2 phases x 7 steps x a quarter of S/8
+  }
+  for (int m = 0; m < 16; ++m) {
+    EXPECT_NEAR(SentBy(p, m) - InterServerSentBy(p, v, m), 2.0 * 7 / 8 * bytes, 1e-6);
   }
 }
 

@@ -62,6 +62,28 @@ int InstanceShift(int index, int count, int size) {
   return count <= 0 ? 0 : static_cast<int>(static_cast<long long>(index) * size / count);
 }
 
+std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vector<int>& block) {
+  if (!OnNvLinkCycle(view, block)) return {block};
+  std::vector<std::vector<int>> rings;
+  const int cycles = static_cast<int>(view.members[block[0]].nvlink_cycle_positions.size());
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    rings.push_back(CycleOrder(view, block, cycle));
+    rings.push_back(std::vector<int>(rings.back().rbegin(), rings.back().rend()));
+  }
+  return rings;
+}
+
+std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
+                               int instances) {
+  const int size = static_cast<int>(block.size());
+  const int shift = InstanceShift(instance, instances, size);
+  if (!OnNvLinkCycle(view, block)) return Rotate(block, shift);
+  const int cycles = static_cast<int>(view.members[block[0]].nvlink_cycle_positions.size());
+  const std::vector<int> order = CycleOrder(view, block, instance % cycles);
+  const auto head = std::find(order.begin(), order.end(), block[shift]);
+  return Rotate(order, static_cast<int>(head - order.begin()));
+}
+
 namespace {
 
 // Whether every server block has the same size and the same NIC at each position, so a

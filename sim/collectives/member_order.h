@@ -23,6 +23,20 @@ std::vector<int> Rotate(const std::vector<int>& block, int shift);
 // evenly spaced members, hence different NICs when there are as many NICs as instances.
 int InstanceShift(int index, int count, int size);
 
+// The rings a phase inside one server walks, each carrying an equal share: the block itself;
+// or, when its members lie on NVLink cycles, every cycle one way and the other (2 x cycles
+// rings), as NCCL's channels on a DGX-1 do: a single ring would use one NVLink out of each GPU
+// of the four.
+std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vector<int>& block);
+
+// The chain tree instance `instance` of `instances` (channels x trees) walks through one
+// server's `block` (ServerBlocks order), from the member at InstanceShift(instance, instances,
+// block size), the one the instance's tree between servers reaches, hence its NIC. Elsewhere
+// the block rotated to start there; on NVLink cycles, cycle `instance` mod cycles from there,
+// so the instances' chains use the NVLinks of every cycle rather than all the first's.
+std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
+                               int instances);
+
 // The ring of channel `channel` of `channels`: the member order itself inside one server;
 // across servers, the server blocks one after another, each rotated by InstanceShift, so the
 // inter-server hop of each channel leaves every server from a different GPU. A server whose

@@ -99,15 +99,15 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
 namespace {
 
 // Member tree over servers: `server_parent` over positions of `blocks` (servers), each server
-// a chain rotated by `shift_of(server position)` whose first member is the head.
-template <typename Shift>
+// the chain `chain_of(server position)` whose first member is the head.
+template <typename ChainOf>
 std::vector<int> MemberTree(const std::vector<std::vector<int>>& blocks,
-                            const std::vector<int>& server_parent, int members, Shift shift_of) {
+                            const std::vector<int>& server_parent, int members, ChainOf chain_of) {
   std::vector<int> parent(members, -1);
   std::vector<int> head(blocks.size());
   std::vector<std::vector<int>> chains(blocks.size());
   for (size_t s = 0; s < blocks.size(); ++s) {
-    chains[s] = Rotate(blocks[s], shift_of(static_cast<int>(s)));
+    chains[s] = chain_of(static_cast<int>(s));
     head[s] = chains[s][0];
     for (size_t j = 1; j < chains[s].size(); ++j) parent[chains[s][j]] = chains[s][j - 1];
   }
@@ -129,10 +129,10 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
       for (int t = 0; t < 2; ++t) {
         const std::vector<int> servers_parent =
             t == 0 ? BinaryTreeParents(servers) : MirroredTreeParents(servers);
-        auto shift = [&](int s) {
-          return InstanceShift(2 * ch + t, 2 * channels, static_cast<int>(blocks[s].size()));
+        auto chain = [&](int s) {
+          return InstanceChain(a.view, blocks[s], 2 * ch + t, 2 * channels);
         };
-        TreePipeline(MemberTree(blocks, servers_parent, a.n(), shift), part / 2,
+        TreePipeline(MemberTree(blocks, servers_parent, a.n(), chain), part / 2,
                      TreeDirection::kUpDown, a.stream(), b);
       }
       continue;
@@ -152,9 +152,9 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
     auto position = [&](int s) {
       return InstanceShift(ch, channels, static_cast<int>(rotated[s].size()));
     };
-    auto shift = [&](int s) { return s == 0 ? root_pos : position(s); };
+    auto chain = [&](int s) { return Rotate(rotated[s], s == 0 ? root_pos : position(s)); };
     const std::vector<int> server_parent = BinaryTreeParents(servers);
-    std::vector<int> parent = MemberTree(rotated, server_parent, a.n(), shift);
+    std::vector<int> parent = MemberTree(rotated, server_parent, a.n(), chain);
     // The root's server chains from the root and hands the data to its child servers itself,
     // unless the member at the channel's position (on the children heads' rail) has another
     // NIC: then that member comes second in the chain and hands it on, so each channel leaves

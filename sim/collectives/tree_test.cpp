@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "sim/collectives/lowering.h"
@@ -140,6 +141,35 @@ TEST(Tree, RootedChannelsLeaveTheRootsServerThroughDifferentNics) {
     EXPECT_EQ(nics.size(), 4u) << ToString(k);
     EXPECT_DOUBLE_EQ(k == CollectiveKind::kBroadcast ? ReceivedBy(p, 3) : SentBy(p, 3), 0);
   }
+}
+
+// On a DGX-1 the chains inside servers follow NVLink: instance i (of channels x 2 trees) along
+// cycle i mod 2, from the member its tree between servers reaches. With 4 channels the 8
+// chains use all 16 NVLinks both ways, the busiest direction carrying 4 instances' S/8 (all 8
+// on the first cycle before: S), and each server still leaves through all 4 of its NICs.
+TEST(Tree, DgxOneChainsUseBothNvLinkCycles) {
+  const ClusterSpec c = testing::Dgx1Cluster(2, 4);
+  const GroupView v = MakeGroupView(c, Iota(16));
+  ASSERT_EQ(v.nvlink_cycles, 2);
+  const double bytes = 64e6;
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(16), bytes), v, 4);
+  std::map<std::pair<int, int>, double> intra;  // bytes per directed member pair in a server
+  std::set<std::pair<int, int>> nics;           // (server, NIC) of members sending across
+  for (const Flow& f : p.flows) {
+    const GroupMember& a = v.members[f.src];
+    const GroupMember& b = v.members[f.dst];
+    if (a.server != b.server) {
+      nics.insert({a.server, a.nic});
+      continue;
+    }
+    EXPECT_TRUE(testing::NvLinked(c, a.local, b.local)) << a.local << "-" << b.local;
+    intra[{f.src, f.dst}] += f.bytes;
+  }
+  EXPECT_EQ(intra.size(), 2u * 16 * 2);  // 2 servers x 16 NVLinks x both ways
+  double busiest = 0;
+  for (const auto& [edge, b] : intra) busiest = std::max(busiest, b);
+  EXPECT_DOUBLE_EQ(busiest, 4 * bytes / 8);
+  EXPECT_EQ(nics.size(), 2u * 4);
 }
 
 }  // namespace

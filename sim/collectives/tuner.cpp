@@ -46,7 +46,7 @@ struct Model {
   int servers = 1;        // distinct servers
   int per_server = 1;     // most members on one server
   int nics = 1;           // NICs used per server
-  int nvlink_cycles = 0;  // GroupView::nvlink_cycles when the algorithm's rings follow them
+  int nvlink_cycles = 0;  // GroupView::nvlink_cycles when the algorithm's hops follow them
   bool multi = false;     // spans servers
   double base_s = 0;
   double intra_step_s = 0;  // hop latency + protocol step latency
@@ -89,7 +89,7 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
   m.intra_step_s = intra_latency_s + StepLatencySeconds(algorithm, p, intra_hop);
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
   m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
-  m.nvlink_cycles = algorithm == "ring" ? view.nvlink_cycles : 0;
+  m.nvlink_cycles = neighbours ? view.nvlink_cycles : 0;
   m.inter_Bps = view.inter_Bps;
   m.inter_gpu_Bps = view.nic_share_per_member_Bps;
   m.wire = WireBytesFactor(p);
@@ -225,11 +225,18 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       // Two trees of half the buffer per channel, up then down. A member's intra link carries
       // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
       // tree it is interior in.
+      // Along NVLink cycles (InstanceChain) instance i takes cycle i mod cycles, up one way
+      // and down the other: the busiest NVLink direction carries S/(2C) of each instance on
+      // its cycle.
       const int chunks = PipelineChunks(c.bytes / (2 * C));
-      const double intra = std::min(m.intra_Bps, 2 * C * m.flow_intra_Bps);
+      const int per_cycle = (2 * C + m.nvlink_cycles - 1) / std::max(1, m.nvlink_cycles);
+      const double intra_s =
+          m.nvlink_cycles > 0
+              ? per_cycle * S / (2 * C) / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps)
+              : 2 * S / std::min(m.intra_Bps, 2 * C * m.flow_intra_Bps);
       const double inter =
           std::min(std::min(2 * C, m.nics) * m.inter_Bps, 2 * C * m.flow_inter_Bps);
-      const double bw_time = std::max(2 * S / intra, m.multi ? 3 * S / inter : 0.0);
+      const double bw_time = std::max(intra_s, m.multi ? 3 * S / inter : 0.0);
       return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
              (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
     }
@@ -264,9 +271,11 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
   }
   if (a == "hierarchical") {
     if (!HasUniformServers(view)) return inf;
-    // One flow per ring edge: each at most the protocol's rate.
+    // One flow per ring edge: each at most the protocol's rate. Along NVLink cycles the
+    // server's part runs as 2 x cycles rings (ServerRings), each on NVLinks of its own.
+    const int rings = m.nvlink_cycles > 0 ? 2 * m.nvlink_cycles : 1;
     const double intra =
-        (k - 1) * (m.intra_step_s + S / k / std::min(m.intra_Bps, m.flow_intra_Bps));
+        (k - 1) * (m.intra_step_s + S / k / rings / std::min(m.intra_Bps, m.flow_intra_Bps));
     const double inter =
         (s - 1) * (m.inter_step_s + S / k / s / std::min(m.inter_gpu_Bps, m.flow_inter_Bps));
     return m.base_s + (kind == CollectiveKind::kAllReduce ? 2 * (intra + inter) : intra + inter);
