@@ -76,12 +76,18 @@ std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vect
 std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
                                int instances) {
   const int size = static_cast<int>(block.size());
-  const int shift = InstanceShift(instance, instances, size);
-  if (!OnNvLinkCycle(view, block)) return Rotate(block, shift);
-  const int cycles = static_cast<int>(view.members[block[0]].nvlink_cycle_positions.size());
-  const std::vector<int> order = CycleOrder(view, block, instance % cycles);
-  const auto head = std::find(order.begin(), order.end(), block[shift]);
-  return Rotate(order, static_cast<int>(head - order.begin()));
+  return CycleChain(view, block, block[InstanceShift(instance, instances, size)], instance);
+}
+
+std::vector<int> CycleChain(const GroupView& view, const std::vector<int>& block, int head,
+                            int instance) {
+  std::vector<int> order = block;
+  if (OnNvLinkCycle(view, block)) {
+    const int cycles = static_cast<int>(view.members[block[0]].nvlink_cycle_positions.size());
+    order = CycleOrder(view, block, instance % cycles);
+  }
+  const auto at = std::find(order.begin(), order.end(), head);
+  return Rotate(order, static_cast<int>(at - order.begin()));
 }
 
 namespace {

@@ -31,11 +31,16 @@ std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vect
 
 // The chain tree instance `instance` of `instances` (channels x trees) walks through one
 // server's `block` (ServerBlocks order), from the member at InstanceShift(instance, instances,
-// block size), the one the instance's tree between servers reaches, hence its NIC. Elsewhere
-// the block rotated to start there; on NVLink cycles, cycle `instance` mod cycles from there,
-// so the instances' chains use the NVLinks of every cycle rather than all the first's.
+// block size), the one the instance's tree between servers reaches, hence its NIC: CycleChain
+// from that member.
 std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
                                int instances);
+
+// A chain through `block` from its member `head`: the block rotated to start there, or, on
+// NVLink cycles, cycle `instance` mod cycles from there, so that instances' chains use the
+// NVLinks of every cycle rather than all the first's.
+std::vector<int> CycleChain(const GroupView& view, const std::vector<int>& block, int head,
+                            int instance);
 
 // The ring of channel `channel` of `channels`: the member order itself inside one server;
 // across servers, the server blocks one after another, each rotated by InstanceShift, so the

@@ -172,5 +172,25 @@ TEST(Tree, DgxOneChainsUseBothNvLinkCycles) {
   EXPECT_EQ(nics.size(), 2u * 4);
 }
 
+// Rooted trees too: on a DGX-1 channel c chains each server along NVLink cycle c mod 2, so 4
+// channels of a broadcast use NVLinks of both cycles in a server without the root (8 of the
+// first cycle's before).
+TEST(Tree, DgxOneRootedChainsUseBothNvLinkCycles) {
+  const ClusterSpec c = testing::Dgx1Cluster(2, 4);
+  const GroupView v = MakeGroupView(c, Iota(16));
+  for (CollectiveKind kind : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    const FlowProgram p = Lower(MakeCollective(kind, Iota(16), 64e6), v, 4);
+    std::set<std::pair<int, int>> links;  // NVLinks used in server 1, as (low, high) locals
+    for (const Flow& f : p.flows) {
+      const GroupMember& a = v.members[f.src];
+      const GroupMember& b = v.members[f.dst];
+      if (a.server != 1 || b.server != 1) continue;
+      EXPECT_TRUE(testing::NvLinked(c, a.local, b.local)) << a.local << "-" << b.local;
+      links.insert({std::min(a.local, b.local), std::max(a.local, b.local)});
+    }
+    EXPECT_EQ(links.size(), 16u) << ToString(kind);
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::sim
