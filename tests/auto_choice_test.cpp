@@ -168,6 +168,8 @@ std::vector<Topology> Topologies() {
   // One DGX A100 (a NIC per GPU) and two DGX-1 (a NIC per GPU pair); the tuner sees the
   // slowest servers' links.
   all.push_back(FromScenario("hetero-a100-v100.yaml", Box::kDgx1, true));
+  // 16 DGX-1 with 4 NICs each (a NIC per GPU pair).
+  all.push_back(FromScenario("dgx1-v100.yaml", Box::kDgx1, false));
   return all;
 }
 

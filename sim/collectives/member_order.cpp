@@ -1,6 +1,7 @@
 #include "sim/collectives/member_order.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -73,10 +74,21 @@ std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vect
   return rings;
 }
 
+int InstanceHead(const GroupView& view, const std::vector<int>& block, int instance,
+                 int instances) {
+  const int size = static_cast<int>(block.size());
+  std::map<int, std::vector<int>> by_nic;  // the block's members by NIC, in block order
+  for (int m : block) by_nic[view.members[m].nic].push_back(m);
+  const int nics = static_cast<int>(by_nic.size());
+  if (nics == 1 || nics == size) return block[InstanceShift(instance, instances, size)];
+  auto nic = by_nic.begin();
+  std::advance(nic, instance % nics);
+  return nic->second[(instance / nics) % nic->second.size()];
+}
+
 std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
                                int instances) {
-  const int size = static_cast<int>(block.size());
-  return CycleChain(view, block, block[InstanceShift(instance, instances, size)], instance);
+  return CycleChain(view, block, InstanceHead(view, block, instance, instances), instance);
 }
 
 std::vector<int> CycleChain(const GroupView& view, const std::vector<int>& block, int head,

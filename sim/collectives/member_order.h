@@ -29,10 +29,18 @@ int InstanceShift(int index, int count, int size);
 // of the four.
 std::vector<std::vector<int>> ServerRings(const GroupView& view, const std::vector<int>& block);
 
-// The chain tree instance `instance` of `instances` (channels x trees) walks through one
-// server's `block` (ServerBlocks order), from the member at InstanceShift(instance, instances,
-// block size), the one the instance's tree between servers reaches, hence its NIC: CycleChain
-// from that member.
+// The member of one server's `block` (ServerBlocks order) that heads tree instance `instance`
+// of `instances` (channels x trees) there, the one its tree between servers reaches, hence
+// whose NIC it uses. The member at InstanceShift(instance, instances, block size), which
+// spreads instances over the NICs when each member has its own or all share one; when
+// several NICs each serve several members (a DGX-1's 4 NICs, one per GPU pair), instance i
+// takes NIC i mod NICs in turn, as NCCL's channels take its network devices, and that NIC's
+// members in turn: evenly spaced positions of a block in NVLink-cycle order could all land on
+// two of the four NICs.
+int InstanceHead(const GroupView& view, const std::vector<int>& block, int instance, int instances);
+
+// The chain tree instance `instance` of `instances` walks through one server's `block`:
+// CycleChain from InstanceHead.
 std::vector<int> InstanceChain(const GroupView& view, const std::vector<int>& block, int instance,
                                int instances);
 

@@ -149,9 +149,7 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
     rotated.insert(rotated.end(), blocks.begin(), blocks.begin() + root_server);
     const std::vector<int>& rb = rotated[0];
     const int root_pos = static_cast<int>(std::find(rb.begin(), rb.end(), a.root) - rb.begin());
-    auto position = [&](int s) {
-      return InstanceShift(ch, channels, static_cast<int>(rotated[s].size()));
-    };
+    auto head = [&](int s) { return InstanceHead(a.view, rotated[s], ch, channels); };
     auto chain = [&](int s) {
       return s == 0 ? CycleChain(a.view, rb, a.root, ch)
                     : InstanceChain(a.view, rotated[s], ch, channels);
@@ -159,12 +157,12 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
     const std::vector<int> server_parent = BinaryTreeParents(servers);
     std::vector<int> parent = MemberTree(rotated, server_parent, a.n(), chain);
     // The root's server chains from the root and hands the data to its child servers itself,
-    // unless the member at the channel's position (on the children heads' rail) has another
+    // unless the channel's head there (InstanceHead, on the children heads' rail) has another
     // NIC: then that member hands it on, so each channel leaves through its own NIC rather
     // than all through the root's. It comes second in the chain; or, when the chain follows
     // an NVLink cycle, stays where the cycle puts it, the data reaching it over NVLink rather
     // than over a PCIe hop the cycle does not have.
-    const int attach = rb[position(0)];
+    const int attach = head(0);
     if (servers > 1 && a.view.members[attach].nic != a.view.members[a.root].nic) {
       if (a.view.members[a.root].nvlink_cycle_positions.empty()) {
         std::vector<int> chain{a.root, attach};
@@ -174,7 +172,7 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
         for (size_t j = 1; j < chain.size(); ++j) parent[chain[j]] = chain[j - 1];
       }
       for (int s = 1; s < servers; ++s) {
-        if (server_parent[s] == 0) parent[rotated[s][position(s)]] = attach;
+        if (server_parent[s] == 0) parent[head(s)] = attach;
       }
     }
     TreePipeline(parent, part,

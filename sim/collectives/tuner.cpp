@@ -252,8 +252,16 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       const int heads = (C + k - 1) / k;
       bw_time = std::max(bw_time, (3.0 * heads + (C - heads)) * S / C / intra);
     }
-    return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + bw_time +
-           (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
+    // As a chain (Pipeline): the first chunk crosses the k-1 hops of a server's chain and the
+    // tree's height alone on each (an interior head forwards it to two child servers through
+    // its one NIC), each later chunk takes the bottleneck's share of bw_time. (Charging bw_time
+    // with no fill put a 1 GiB broadcast on 16 DGX-1 with 4 NICs at 43.4 ms; step simulates
+    // 48.0 ms, and the chain's 46.3 ms wins.)
+    const double chunk = S / C / chunks;
+    const double fill = (k - 1) * chunk / std::min(m.intra_Bps, m.flow_intra_Bps) +
+                        height * 2 * chunk / std::min(m.inter_Bps, m.flow_inter_Bps);
+    return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + fill +
+           (chunks - 1) * ((m.multi ? m.inter_route_s : m.intra_route_s) + bw_time / chunks);
   }
   if (a == "recursive_halving_doubling") {
     int pow2 = 1;
