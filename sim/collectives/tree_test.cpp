@@ -192,5 +192,26 @@ TEST(Tree, DgxOneRootedChainsUseBothNvLinkCycles) {
   }
 }
 
+// With a NIC per GPU pair (DGX-1, 4 NICs) the channels' heads take the NICs in turn: a
+// 4-channel broadcast over 4 servers (server tree 0 -> 2 -> {1, 3}) leaves the root's server
+// and the interior server 2 through all 4 NICs, each with S/4 per child server. (Heads at
+// evenly spaced positions of the NVLink-cycle order used GPUs 0, 2, 7 and 6: NIC 3 twice, NIC 2
+// never.)
+TEST(Tree, HeadsSpreadOverNicsSharedByGpuPairs) {
+  const GroupView v = MakeGroupView(testing::Dgx1Cluster(4, 4), Iota(32));
+  const double bytes = 64e6;
+  const FlowProgram p = Lower(MakeCollective(CollectiveKind::kBroadcast, Iota(32), bytes), v, 4);
+  std::map<std::pair<int, int>, double> sent;  // by (server, NIC), to other servers
+  for (const Flow& f : p.flows) {
+    const GroupMember& a = v.members[f.src];
+    if (a.server != v.members[f.dst].server) sent[{a.server, a.nic}] += f.bytes;
+  }
+  EXPECT_EQ(sent.size(), 2u * 4);
+  for (const auto& [at, b] : sent) {
+    const int children = at.first == 0 ? 1 : 2;
+    EXPECT_NEAR(b, children * bytes / 4, 1e-3) << "server " << at.first << ", NIC " << at.second;
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::sim
