@@ -204,6 +204,23 @@ TEST(ChainBroadcastAndReduce, StepPaysThePipelineFillStreamDoesNot) {
   }
 }
 
+// A deep chain is cut finer: 31 hops allow 4 chunks per hop (124) where a short one stops at
+// 64, so the fill stays near a quarter of the streaming time (PipelineChunks). 64 MiB on one
+// NVSwitch of 32 GPUs, step, in q = 124 chunks: the same pipelined form as above.
+TEST(ChainBroadcastAndReduce, DeepChainsTakeFourChunksPerHop) {
+  NvSwitchOptions o;
+  o.gpus_per_server = 32;
+  const int n = 32, hops = n - 1, q = 4 * hops;
+  const double bytes = 64.0 * 1024 * 1024;  // 128 chunks of NCCL's 512 KiB, capped at 124
+  const double alpha = 2 * o.nvswitch_latency_s, delta = Step("ring", sim::HopKind::kNvLink);
+  const double t = bytes / q / o.nvswitch_Bps;
+  const double step = Base("ring") + hops * delta + (hops + q - 1) * (alpha + t);
+  const double got = Collect(NvSwitchCluster(o), CollectiveKind::kBroadcast, n, bytes,
+                             {"ring", "simple", 1, Fidelity::kStep})
+                         .seconds;
+  EXPECT_NEAR(got, step, 0.01 * step);
+}
+
 // Pipelined binary tree over 8 servers (one GPU and one NIC each), rooted at rank 0:
 //   0 -> 4,  4 -> {2, 6},  2 -> {1, 3},  6 -> {5, 7}   (BinaryTreeParents(8)).
 // In q chunks of c bytes, chunk k leaves a member once it arrived and the member's chunk k-1

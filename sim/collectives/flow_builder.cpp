@@ -6,9 +6,10 @@
 
 namespace stratasim::sim {
 
-int PipelineChunks(double bytes) {
+int PipelineChunks(double bytes, int hops) {
   const double chunks = std::ceil(bytes / kPipelineChunkBytes);
-  return static_cast<int>(std::clamp(chunks, 1.0, static_cast<double>(kMaxPipelineChunks)));
+  const int most = std::max(kMaxPipelineChunks, kChunksPerPipelineHop * hops);
+  return static_cast<int>(std::clamp(chunks, 1.0, static_cast<double>(most)));
 }
 
 int FlowBuilder::Add(int src, int dst, double bytes, std::vector<int> deps, int latency_steps,

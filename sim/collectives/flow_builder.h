@@ -15,12 +15,19 @@ namespace stratasim::sim {
 // Pipelined algorithms (chains, trees) cut a message into chunks of this size: NCCL's default
 // buffer (NCCL_BUFFSIZE, 4 MiB) divided into its NCCL_STEPS (8) slots.
 inline constexpr double kPipelineChunkBytes = 512.0 * 1024;
-// Upper bound on chunks per pipeline, to bound the events of very large messages.
+// Chunks per pipeline are bounded, to keep the events of very large messages in check: at most
+// kMaxPipelineChunks, or kChunksPerPipelineHop per hop of the pipeline's depth when that is
+// more. A pipeline h hops deep in q chunks pays about h chunk-times of fill before its q chunks
+// stream by; chunks coarser than NCCL's lengthen that fill, and the second bound keeps it near
+// 1/kChunksPerPipelineHop of the streaming time or less. (With 64 chunks of 4 MiB, the fill of
+// a 1 GiB broadcast along a 127-hop chain across 16 DGX-1 took half of its step time.)
 inline constexpr int kMaxPipelineChunks = 64;
+inline constexpr int kChunksPerPipelineHop = 4;
 
-// Chunks of a pipelined transfer of `bytes`: ceil(bytes / kPipelineChunkBytes) within
-// [1, kMaxPipelineChunks].
-int PipelineChunks(double bytes);
+// Chunks of a pipelined transfer of `bytes` along a pipeline `hops` deep (a chain's hops, a
+// tree's depth): ceil(bytes / kPipelineChunkBytes) within
+// [1, max(kMaxPipelineChunks, kChunksPerPipelineHop x hops)].
+int PipelineChunks(double bytes, int hops);
 
 // Flows of one member index each: e.g. the flows a member must wait for before a phase.
 using MemberFlows = std::vector<std::vector<int>>;

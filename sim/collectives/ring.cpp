@@ -48,7 +48,7 @@ void RingPhase(const std::vector<int>& order, int steps, double step_bytes, bool
 void ChainPipeline(const std::vector<int>& path, double bytes, bool stream, FlowBuilder* b) {
   const int hops = static_cast<int>(path.size()) - 1;
   if (hops < 1) return;
-  const int chunks = PipelineChunks(bytes);
+  const int chunks = PipelineChunks(bytes, hops);
   if (stream) {
     for (int h = 0; h < hops; ++h) b->Add(path[h], path[h + 1], bytes, {}, 1, chunks - 1);
     return;

@@ -36,7 +36,6 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
   const int n = static_cast<int>(parent.size());
   const bool up = direction != TreeDirection::kDown;
   const bool down = direction != TreeDirection::kUp;
-  const int chunks = PipelineChunks(bytes);
   std::vector<std::vector<int>> children(n);
   std::vector<int> depth(n, 0);
   int root = -1;
@@ -55,6 +54,7 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
       order.push_back(w);
     }
   }
+  const int chunks = PipelineChunks(bytes, *std::max_element(depth.begin(), depth.end()));
   if (stream) {
     for (int v : order) {
       if (v == root) continue;

@@ -210,7 +210,7 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       return m.base_s + Ring(m, n - 1, S / n, C);
     }
     // Chain broadcast/reduce: C chains share each intra link, and spread over the NICs.
-    const int chunks = PipelineChunks(c.bytes / C);
+    const int chunks = PipelineChunks(c.bytes / C, n - 1);
     const double chunk = S / C / chunks;
     const PipelineHop intra{n - s, chunk / std::min(m.intra_Bps, m.flow_intra_Bps),
                             chunk * C / std::min(RingIntraBps(m, C), C * m.flow_intra_Bps)};
@@ -228,7 +228,7 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       // Along NVLink cycles (InstanceChain) instance i takes cycle i mod cycles, up one way
       // and down the other: the busiest NVLink direction carries S/(2C) of each instance on
       // its cycle.
-      const int chunks = PipelineChunks(c.bytes / (2 * C));
+      const int chunks = PipelineChunks(c.bytes / (2 * C), k - 1 + height);
       const int per_cycle = (2 * C + m.nvlink_cycles - 1) / std::max(1, m.nvlink_cycles);
       const double intra_s =
           m.nvlink_cycles > 0
@@ -240,10 +240,17 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
              (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
     }
-    const int chunks = PipelineChunks(c.bytes / C);
+    // Channel c chains each server along NVLink cycle c mod cycles (CycleChain): the busiest
+    // NVLink direction carries S/C of each channel on its cycle.
+    const int chunks = PipelineChunks(c.bytes / C, k - 1 + height);
+    const int per_cycle = (C + m.nvlink_cycles - 1) / std::max(1, m.nvlink_cycles);
     const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
+    const double intra_s =
+        m.nvlink_cycles > 0
+            ? per_cycle * S / C / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps)
+            : S / intra;
     const double inter = std::min(std::min(C, m.nics) * m.inter_Bps, C * m.flow_inter_Bps);
-    double bw_time = std::max(S / intra, m.multi ? 2 * S / inter : 0.0);
+    double bw_time = std::max(intra_s, m.multi ? 2 * S / inter : 0.0);
     if (m.multi && view.ring_intra_fabric == IntraFabric::kPcie) {
       // The chains run over PCIe, and so does the way to the NIC: a GPU's PCIe link carries
       // S/C of each channel it forwards along its chain, and 3 S/C of each it heads (down the
@@ -256,7 +263,7 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     // tree's height alone on each (an interior head forwards it to two child servers through
     // its one NIC), each later chunk takes the bottleneck's share of bw_time. (Charging bw_time
     // with no fill put a 1 GiB broadcast on 16 DGX-1 with 4 NICs at 43.4 ms; step simulates
-    // 48.0 ms, and the chain's 46.3 ms wins.)
+    // 48.0 ms, and the chain's 28.8 ms wins.)
     const double chunk = S / C / chunks;
     const double fill = (k - 1) * chunk / std::min(m.intra_Bps, m.flow_intra_Bps) +
                         height * 2 * chunk / std::min(m.inter_Bps, m.flow_inter_Bps);
