@@ -112,6 +112,19 @@ double RingIntraBps(const Model& m, int channels) {
   return m.intra_Bps * channels / ((channels + lanes - 1) / lanes);
 }
 
+// Time on the busiest intra-server link of `instances` chains through a server, each moving
+// `bytes` over every hop in each of `directions` (1: a rooted tree; 2: an all-reduce tree, up
+// and down). Over one link per GPU (an NVSwitch port, PCIe) a GPU sends all of it. Along NVLink
+// cycles instance i takes cycle i mod cycles (InstanceChain, CycleChain), each direction on
+// NVLinks of its own, so each NVLink direction carries the instances of its cycle once.
+double ChainLinkSeconds(const Model& m, int instances, double bytes, int directions) {
+  if (m.nvlink_cycles <= 0) {
+    return directions * instances * bytes / std::min(m.intra_Bps, instances * m.flow_intra_Bps);
+  }
+  const int per_cycle = (instances + m.nvlink_cycles - 1) / m.nvlink_cycles;
+  return per_cycle * bytes / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps);
+}
+
 double Ring(const Model& m, int steps, double step_bytes, int channels) {
   const double intra_bw = std::min(RingIntraBps(m, channels), channels * m.flow_intra_Bps);
   const double inter_bw =
@@ -225,32 +238,18 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       // Two trees of half the buffer per channel, up then down. A member's intra link carries
       // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
       // tree it is interior in.
-      // Along NVLink cycles (InstanceChain) instance i takes cycle i mod cycles, up one way
-      // and down the other: the busiest NVLink direction carries S/(2C) of each instance on
-      // its cycle.
       const int chunks = PipelineChunks(c.bytes / (2 * C), k - 1 + height);
-      const int per_cycle = (2 * C + m.nvlink_cycles - 1) / std::max(1, m.nvlink_cycles);
-      const double intra_s =
-          m.nvlink_cycles > 0
-              ? per_cycle * S / (2 * C) / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps)
-              : 2 * S / std::min(m.intra_Bps, 2 * C * m.flow_intra_Bps);
+      const double intra_s = ChainLinkSeconds(m, 2 * C, S / (2 * C), 2);
       const double inter =
           std::min(std::min(2 * C, m.nics) * m.inter_Bps, 2 * C * m.flow_inter_Bps);
       const double bw_time = std::max(intra_s, m.multi ? 3 * S / inter : 0.0);
       return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
              (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
     }
-    // Channel c chains each server along NVLink cycle c mod cycles (CycleChain): the busiest
-    // NVLink direction carries S/C of each channel on its cycle.
     const int chunks = PipelineChunks(c.bytes / C, k - 1 + height);
-    const int per_cycle = (C + m.nvlink_cycles - 1) / std::max(1, m.nvlink_cycles);
     const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
-    const double intra_s =
-        m.nvlink_cycles > 0
-            ? per_cycle * S / C / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps)
-            : S / intra;
     const double inter = std::min(std::min(C, m.nics) * m.inter_Bps, C * m.flow_inter_Bps);
-    double bw_time = std::max(intra_s, m.multi ? 2 * S / inter : 0.0);
+    double bw_time = std::max(ChainLinkSeconds(m, C, S / C, 1), m.multi ? 2 * S / inter : 0.0);
     if (m.multi && view.ring_intra_fabric == IntraFabric::kPcie) {
       // The chains run over PCIe, and so does the way to the NIC: a GPU's PCIe link carries
       // S/C of each channel it forwards along its chain, and 3 S/C of each it heads (down the

@@ -110,6 +110,23 @@ TEST(Tuner, RingsOnNvLinkCyclesCountTheNvLinksTheyUse) {
   EXPECT_EQ(ChooseCollective(c, v, {}).channels, 4);
 }
 
+// A tree all-reduce's chains on a DGX-1: instance i (of 2C) on NVLink cycle i mod 2, each
+// carrying S/(2C) up one way and down the other, so the busiest NVLink direction carries S/2
+// whatever C (on one NVSwitch port a GPU would send 2S). Beyond the 0-byte twin, the
+// prediction adds that and one route latency for each of the 63 later chunks.
+TEST(Tuner, TreeChainsOnNvLinkCyclesCountTheNvLinksTheyUse) {
+  const GroupView v = MakeGroupView(testing::Dgx1Cluster(1, 4), Iota(8));
+  const double bytes = 1 << 30;
+  const Collective c = MakeCollective(CollectiveKind::kAllReduce, Iota(8), bytes);
+  const Collective empty = MakeCollective(CollectiveKind::kAllReduce, Iota(8), 0);
+  for (int channels : {1, 2, 4}) {
+    const CollectiveChoice tree{"tree", "simple", channels};
+    const double extra_s =
+        PredictCollectiveSeconds(c, v, tree) - PredictCollectiveSeconds(empty, v, tree);
+    EXPECT_NEAR(extra_s, bytes / 2 / 25e9 + 63 * v.ring_intra_latency_s, 1e-9) << channels;
+  }
+}
+
 // A tree broadcast across PCIe boxes: the chains and the way to the NIC share each GPU's PCIe
 // link, which carries 3 S/C for the channel the GPU heads and S/C for each other one: with 4
 // GPUs and 4 channels, 1.5 S; the chain moves S over it, and wins at 1 GiB.
