@@ -35,6 +35,12 @@ struct CollectiveState {
   std::vector<int> flows_left;                 // per member
   std::vector<char> joined;                    // per member
   std::vector<char> started;                   // per flow
+  // Per flow, when its last dependency so far is met: a dependency's delivery, or the end of
+  // the transfer of the flow it follows (Flow::follows). Per member, when its last flow so far
+  // delivered. Kept as times, not timers: a flow or member waits with a timer only if it is
+  // ready once its last dependency is known and that time is still ahead.
+  std::vector<double> ready_at;
+  std::vector<double> member_end_s;
   // Per flow, fixed time before and after its transfer; both empty when every flow just pays
   // its delay before (step fidelity: no per-flow doubles for the millions of flows of a ring).
   std::vector<double> before_s;
@@ -52,9 +58,9 @@ struct TransferState {
   bool recv_ready = false;
 };
 
-// What a running SimGrid activity or pending timer stands for. A collective's flow runs in up
-// to three stages: its protocol delay (a timer), the transfer (a Comm), and the extra route
-// latencies of a stream-fidelity flow (a timer).
+// What a running SimGrid activity or pending timer stands for. A collective's flow runs in two
+// stages: its protocol delay (a timer) and its transfer (a Comm); its data arrives a route
+// latency later, which its successors and members account for without a timer of their own.
 enum class What {
   kTask,
   kCopyStart,
@@ -62,7 +68,8 @@ enum class What {
   kTransfer,
   kFlowDelay,
   kFlowComm,
-  kFlowLatency,
+  kFlowGroupDone,
+  kMemberDone,
   kAnalyticCollective
 };
 
@@ -162,8 +169,12 @@ class Executor {
       case What::kFlowComm:
         FlowCommDone(a, b);
         break;
-      case What::kFlowLatency:
-        FlowDone(a, b);
+      case What::kFlowGroupDone:
+        FlowDone(a, b, Now(), Now());
+        break;
+      case What::kMemberDone:
+        MemberDone(a, b);
+        ReleaseIfDone(a);
         break;
       case What::kAnalyticCollective: {
         const Collective& c = g_.collectives()[a];
@@ -286,9 +297,10 @@ class Executor {
   // the maestro's std::list of activities that every completion scans (std::list::remove), which
   // made the cost of each completion grow with the number of activities in flight. Counted with
   // the activities, as both are simulation events.
-  void After(double seconds, What what, int x, int y) {
+  void After(double seconds, What what, int x, int y) { At(Now() + seconds, what, x, y); }
+  void At(double when, What what, int x, int y) {
     ++activities_;
-    simgrid::kernel::timer::Timer::set(Now() + seconds, [this, what, x, y] {
+    simgrid::kernel::timer::Timer::set(when, [this, what, x, y] {
       graveyard_.clear();
       CountInstant();
       Fire(what, x, y);
@@ -360,6 +372,8 @@ class Executor {
     s.member_flows.assign(n, {});
     s.flows_left.assign(n, 0);
     s.started.assign(nf, 0);
+    s.ready_at.assign(nf, 0);
+    s.member_end_s.assign(n, 0);
     SetFixedTimes(c, &s);
     for (size_t f = 0; f < nf; ++f) {
       const Flow& flow = s.program.flows[f];
@@ -372,10 +386,10 @@ class Executor {
     }
   }
 
-  // The fixed times of each flow besides one route latency (which TryStartFlow adds to the
-  // wait before the Comm): before the transfer its protocol delay, after it its extra route
-  // latencies (a stream flow standing for several steps). A flow of a latency group (a stream
-  // ring's edge) pays its first step's delay before, and completes with its group
+  // The fixed times of each flow besides its route latency: before the transfer its protocol
+  // delay, after it (with the route latency) its extra route latencies, those of the further
+  // steps a stream flow stands for. A flow of a latency group (a stream ring's edge) pays its
+  // first step's delay and route latency before, and completes with its group
   // (sim/latency_groups.h).
   void SetFixedTimes(const Collective& c, CollectiveState* s) {
     const std::vector<Flow>& flows = s->program.flows;
@@ -396,22 +410,22 @@ class Executor {
       }
       const int steps = 1 + std::max(0, flow.extra_route_latencies);
       s->groups.Add(flow.latency_group, static_cast<int>(f), flow.delay_s + steps * latency);
-      s->before_s[f] = flow.delay_s / steps;
+      s->before_s[f] = flow.delay_s / steps + latency;
     }
   }
 
+  // Starts flow `f` once its dependencies are met and both its members joined: its protocol
+  // delay, then its transfer.
   void TryStartFlow(int ci, int f) {
     CollectiveState& s = collectives_[ci];
     const Flow& flow = s.program.flows[f];
     if (s.started[f] || s.deps_left[f] > 0 || !s.joined[flow.src] || !s.joined[flow.dst]) return;
     s.started[f] = 1;
-    if (s.groups.Has(f)) s.groups.Started(f, Now());
-    // The route latency is paid here, before the Comm (see Platform::link_latency_s).
-    const Collective& c = g_.collectives()[ci];
-    const double before = (s.before_s.empty() ? flow.delay_s : s.before_s[f]) +
-                          RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]);
-    if (before > 0) {
-      After(before, What::kFlowDelay, ci, f);
+    const double ready = std::max(Now(), s.ready_at[f]);
+    if (s.groups.Has(f)) s.groups.Started(f, ready);
+    const double at = ready + (s.before_s.empty() ? flow.delay_s : s.before_s[f]);
+    if (at > Now()) {
+      At(at, What::kFlowDelay, ci, f);
     } else {
       StartFlowComm(ci, f);
     }
@@ -427,6 +441,8 @@ class Executor {
         What::kFlowComm, ci, f);
   }
 
+  // The transfer of flow `f` has ended. Its data arrives a route latency later (see
+  // Platform::link_latency_s), plus the extra latencies of a stream flow.
   void FlowCommDone(int ci, int f) {
     CollectiveState& s = collectives_[ci];
     if (s.groups.Has(f)) {
@@ -434,20 +450,18 @@ class Executor {
       if (!done) return;  // its group completes when every transfer of it has ended
       for (int g : done->flows) {
         if (done->at_s > Now()) {
-          After(done->at_s - Now(), What::kFlowLatency, ci, g);
+          At(done->at_s, What::kFlowGroupDone, ci, g);
         } else {
-          FlowDone(ci, g);
+          FlowDone(ci, g, Now(), Now());
         }
       }
       return;
     }
-    const std::vector<double>& after_s = s.after_s;
-    const double after = after_s.empty() ? 0 : after_s[f];
-    if (after <= 0) {
-      FlowDone(ci, f);
-      return;
-    }
-    After(after, What::kFlowLatency, ci, f);
+    const Flow& flow = s.program.flows[f];
+    const Collective& c = g_.collectives()[ci];
+    const double after =
+        RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]) + (s.after_s.empty() ? 0 : s.after_s[f]);
+    FlowDone(ci, f, Now(), Now() + after);
   }
 
   double RouteLatency(int src, int dst) {
@@ -459,15 +473,27 @@ class Executor {
     return latency;
   }
 
-  void FlowDone(int ci, int f) {
+  // Flow `f` left its sender at `sent_s` and reaches its receiver at `delivered_s` (>= now):
+  // a successor that follows it on its connection may start from `sent_s`, the others from
+  // `delivered_s`; its members are done with it at `delivered_s`.
+  void FlowDone(int ci, int f, double sent_s, double delivered_s) {
     CollectiveState& s = collectives_[ci];
     const Flow& flow = s.program.flows[f];
     for (int next : s.successors[f]) {
+      const double met = s.program.flows[next].follows == f ? sent_s : delivered_s;
+      s.ready_at[next] = std::max(s.ready_at[next], met);
       --s.deps_left[next];
       TryStartFlow(ci, next);
     }
     for (int m : {flow.src, flow.dst}) {
-      if (--s.flows_left[m] == 0 && s.joined[m]) MemberDone(ci, m);
+      s.member_end_s[m] = std::max(s.member_end_s[m], delivered_s);
+      if (--s.flows_left[m] == 0 && s.joined[m]) {
+        if (s.member_end_s[m] > Now()) {
+          At(s.member_end_s[m], What::kMemberDone, ci, m);
+        } else {
+          MemberDone(ci, m);
+        }
+      }
     }
     ReleaseIfDone(ci);
   }

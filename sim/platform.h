@@ -48,10 +48,12 @@ struct Platform {
   // FP16 units. The executor expresses each task's modelled duration in this unit.
   std::vector<double> gpu_speed;
   // Each link's latency. SimGrid's own link latencies are set to 0 once the platform is built,
-  // and the executor pays a route's latency as a timer before each transfer: CM02 weights a
-  // flow's share of a link by the inverse of its route latency (TCP's RTT unfairness), which
-  // NVLink, PCIe and InfiniBand, sharing by credits per flow, do not. A Comm's latency phase
-  // moved no data and held no bandwidth, so the timer costs the same time.
+  // and the executor accounts for a route's latency itself: CM02 weights a flow's share of a
+  // link by the inverse of its route latency (TCP's RTT unfairness), which NVLink, PCIe and
+  // InfiniBand, sharing by credits per flow, do not. A Comm's latency phase moved no data and
+  // held no bandwidth, so the same time is paid outside it: as a timer before a point-to-point
+  // transfer or a copy, and as the delay between a collective flow's transfer and its data's
+  // arrival (sim/collectives/flow_program.h).
   std::unordered_map<const simgrid::s4u::Link*, double> link_latency_s;
 };
 

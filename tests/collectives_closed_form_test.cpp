@@ -183,17 +183,20 @@ TEST(RingHalfCollectives, MatchAlphaBeta) {
   }
 }
 
-// Pipelined chain broadcast over H = N-1 hops in q chunks: step pays the pipeline fill,
-// stream does not. This is where the two fidelities differ. A ring reduce is the same chain
-// run towards the root.
+// Pipelined chain broadcast over H = N-1 hops in q chunks. Chunk k leaves a GPU once it has
+// arrived there (a route latency alpha after its transfer) and chunk k-1 has left (a hop sends
+// its chunks back to back: Flow::follows); chunk 0 also pays the step latency delta on each
+// hop. The last chunk arrives after H (delta + alpha) + (H + q - 1) t. Stream runs every hop
+// at once, each paying the chain's H step and route latencies: it misses the fill's (H - 1) t.
+// This is where the two fidelities differ. A ring reduce is the same chain run towards the root.
 TEST(ChainBroadcastAndReduce, StepPaysThePipelineFillStreamDoesNot) {
   NvSwitchOptions o;
   const int n = 8, hops = n - 1, q = 32;
   const double bytes = q * 512.0 * 1024;  // 32 chunks of 512 KiB
   const double alpha = 2 * o.nvswitch_latency_s, delta = Step("ring", sim::HopKind::kNvLink);
   const double t = bytes / q / o.nvswitch_Bps;
-  const double step = Base("ring") + hops * delta + (hops + q - 1) * (alpha + t);
-  const double stream = Base("ring") + delta + q * alpha + bytes / o.nvswitch_Bps;
+  const double step = Base("ring") + hops * (delta + alpha) + (hops + q - 1) * t;
+  const double stream = Base("ring") + hops * (delta + alpha) + bytes / o.nvswitch_Bps;
   for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
     const auto run = [&](Fidelity f) {
       return Collect(NvSwitchCluster(o), k, n, bytes, {"ring", "simple", 1, f}, 3).seconds;
@@ -214,7 +217,7 @@ TEST(ChainBroadcastAndReduce, DeepChainsTakeFourChunksPerHop) {
   const double bytes = 64.0 * 1024 * 1024;  // 128 chunks of NCCL's 512 KiB, capped at 124
   const double alpha = 2 * o.nvswitch_latency_s, delta = Step("ring", sim::HopKind::kNvLink);
   const double t = bytes / q / o.nvswitch_Bps;
-  const double step = Base("ring") + hops * delta + (hops + q - 1) * (alpha + t);
+  const double step = Base("ring") + hops * (delta + alpha) + (hops + q - 1) * t;
   const double got = Collect(NvSwitchCluster(o), CollectiveKind::kBroadcast, n, bytes,
                              {"ring", "simple", 1, Fidelity::kStep})
                          .seconds;
@@ -223,26 +226,27 @@ TEST(ChainBroadcastAndReduce, DeepChainsTakeFourChunksPerHop) {
 
 // Pipelined binary tree over 8 servers (one GPU and one NIC each), rooted at rank 0:
 //   0 -> 4,  4 -> {2, 6},  2 -> {1, 3},  6 -> {5, 7}   (BinaryTreeParents(8)).
-// In q chunks of c bytes, chunk k leaves a member once it arrived and the member's chunk k-1
-// left; every flow first waits its route latency alpha, and chunk 0 also the step latency
-// delta. A member with two children sends both through its one NIC, B/2 each, so it forwards a
-// chunk every alpha + 2c/B while the root, with one child, does it in alpha + c/B: members 4,
-// then 2 and 6, set the pace and the last chunk reaches a leaf after
-//   broadcast: b + 3 delta + alpha + c/B + (q + 1)(alpha + 2c/B)
-//   reduce:    b + 2 delta + alpha + c/B + (q + 1)(alpha + 2c/B)
+// In q chunks of c bytes, chunk k leaves a member once it arrived (a route latency alpha after
+// its transfer) and the member's chunk k-1 left; chunk 0 also pays the step latency delta. A
+// member with two children sends both through its one NIC, B/2 each, so it forwards a chunk
+// every 2c/B while the root, with one child, does it in c/B: members 4, then 2 and 6, set the
+// pace and the last chunk reaches a leaf after
+//   broadcast: b + 3 delta + 3 alpha + c/B + (q + 1) 2c/B
+//   reduce:    b + 2 delta + 3 alpha + c/B + (q + 1) 2c/B
 // (the reduce mirrors it: leaves share their parent's NIC in, the root's one child sends
-// alone; the root pays no step latency of its own, hence one delta fewer). Stream runs every
-// edge at once, the busiest NICs carrying 2S:  b + delta + alpha + 2S/B + (q - 1) alpha.
+// alone, faster than its input comes, so its step latency hides behind the wait). Stream runs
+// every edge at once, each paying the height's 3 step and route latencies, the busiest NICs
+// carrying 2S:  b + 3 delta + 3 alpha + 2S/B.
 TEST(Tree, RootedBroadcastAndReduceMatchThePipelinedBinaryTree) {
   const NvSwitchOptions o = testing::NvSwitchLayout(8, 1, 1);
   const int n = 8, q = 64;
   const double bytes = q * 512.0 * 1024, c = bytes / q;
   const double alpha = 2 * o.nic_latency_s + o.switch_latency_s;
   const double delta = Step("tree", sim::HopKind::kNet), b = Base("tree");
-  const double pace = (q + 1) * (alpha + 2 * c / o.nic_Bps);
-  const double broadcast = b + 3 * delta + alpha + c / o.nic_Bps + pace;
-  const double reduce = b + 2 * delta + alpha + c / o.nic_Bps + pace;
-  const double stream = b + delta + alpha + 2 * bytes / o.nic_Bps + (q - 1) * alpha;
+  const double pace = (q + 1) * 2 * c / o.nic_Bps;
+  const double broadcast = b + 3 * (delta + alpha) + c / o.nic_Bps + pace;
+  const double reduce = b + 2 * delta + 3 * alpha + c / o.nic_Bps + pace;
+  const double stream = b + 3 * (delta + alpha) + 2 * bytes / o.nic_Bps;
   for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
     const double expected = k == CollectiveKind::kBroadcast ? broadcast : reduce;
     const double step =

@@ -37,6 +37,7 @@ void CoalesceIndependentFlows(FlowProgram* program) {
   // Only flows nothing depends on were merged, so dependencies keep their targets.
   for (Flow& f : out) {
     for (int& d : f.deps) d = new_index[d];
+    if (f.follows >= 0) f.follows = new_index[f.follows];
   }
   flows = std::move(out);
 }

@@ -48,5 +48,20 @@ TEST(Coalesce, KeepsFlowsInDependencyChainsAndRemapsTheirDeps) {
   EXPECT_EQ(p.flows[3].deps, std::vector<int>{0});
 }
 
+TEST(Coalesce, RemapsTheFlowAFlowFollows) {
+  FlowProgram p;
+  // 0 and 2 merge; on edge 1 -> 2, 3 follows 1 (which keeps index 1) and 4 follows 3 (which
+  // moves to index 2).
+  p.flows = {F(0, 1, 1), F(1, 2, 2), F(0, 1, 3), F(1, 2, 4, {1}), F(1, 2, 5, {3})};
+  p.flows[3].follows = 1;
+  p.flows[4].follows = 3;
+  CoalesceIndependentFlows(&p);
+  ASSERT_EQ(p.flows.size(), 4u);
+  EXPECT_DOUBLE_EQ(p.flows[0].bytes, 4);  // 1 + 3
+  EXPECT_EQ(p.flows[2].follows, 1);
+  EXPECT_EQ(p.flows[3].follows, 2);
+  EXPECT_EQ(p.flows[3].deps, std::vector<int>{2});
+}
+
 }  // namespace
 }  // namespace stratasim::sim

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+
+#include "core/error.h"
 
 namespace stratasim::sim {
 
@@ -23,6 +26,17 @@ int FlowBuilder::Add(int src, int dst, double bytes, std::vector<int> deps, int 
   program_.flows.push_back(std::move(f));
   latency_steps_.push_back(latency_steps);
   return size() - 1;
+}
+
+void FlowBuilder::SetFollows(int id, int ahead) {
+  Flow& f = program_.flows[id];
+  const Flow& a = program_.flows[ahead];
+  if (a.src != f.src || a.dst != f.dst) {
+    throw Error("flow " + std::to_string(id) + " cannot follow flow " + std::to_string(ahead) +
+                ": they are not on the same connection");
+  }
+  f.follows = ahead;
+  f.deps.push_back(ahead);
 }
 
 std::vector<int> Union(const MemberFlows& flows, std::initializer_list<int> members) {

@@ -51,6 +51,8 @@ class FlowBuilder {
   // A fresh Flow::latency_group id.
   int NewLatencyGroup() { return next_latency_group_++; }
   void SetLatencyGroup(int id, int group) { program_.flows[id].latency_group = group; }
+  // Flow `id` follows flow `ahead` on their connection (Flow::follows); `ahead` joins its deps.
+  void SetFollows(int id, int ahead);
   const Flow& flow(int id) const { return program_.flows[id]; }
 
   FlowProgram& program() { return program_; }

@@ -13,8 +13,15 @@ namespace stratasim::sim {
 struct Flow {
   int src = 0;  // member indices (positions in Collective::ranks), not ranks
   int dst = 0;
-  double bytes = 0;       // on the wire, protocol overhead included
-  std::vector<int> deps;  // flows that must complete before this one starts
+  double bytes = 0;  // on the wire, protocol overhead included
+  // Flows that must complete before this one starts. A flow completes when its data has
+  // reached the receiver: its transfer, then its route latency (and any extra latencies).
+  std::vector<int> deps;
+  // One of `deps`, or -1: the flow ahead of this one on the same connection (same src and
+  // dst), e.g. the previous chunk of a pipeline. This flow needs the connection, not that
+  // flow's data, so it may start as soon as that flow's transfer has ended: a connection keeps
+  // sending while earlier chunks are still on their way, as NCCL's NCCL_STEPS slots let it.
+  int follows = -1;
   // `stream` fidelity: one flow stands for `1 + extra_route_latencies` pipelined steps over
   // the same edge; the executor adds that many more route latencies after the transfer.
   int extra_route_latencies = 0;

@@ -50,7 +50,9 @@ void ChainPipeline(const std::vector<int>& path, double bytes, bool stream, Flow
   if (hops < 1) return;
   const int chunks = PipelineChunks(bytes, hops);
   if (stream) {
-    for (int h = 0; h < hops; ++h) b->Add(path[h], path[h + 1], bytes, {}, 1, chunks - 1);
+    // Every edge at once, each paying the chain's latency path (hops step and route
+    // latencies of its own kind): what step adds is the fill's transfers.
+    for (int h = 0; h < hops; ++h) b->Add(path[h], path[h + 1], bytes, {}, hops, hops - 1);
     return;
   }
   const int first = b->size();
@@ -59,10 +61,11 @@ void ChainPipeline(const std::vector<int>& path, double bytes, bool stream, Flow
     for (int h = 0; h < hops; ++h) {
       std::vector<int> deps;
       if (h > 0) deps.push_back(id(c, h - 1));
-      if (c > 0) deps.push_back(id(c - 1, h));
       // Only the first chunk pays the step latency: later chunks' synchronisation overlaps
-      // the transfer of the chunk ahead (NCCL keeps NCCL_STEPS slots in flight).
-      b->Add(path[h], path[h + 1], bytes / chunks, std::move(deps), c == 0 ? 1 : 0);
+      // the transfer of the chunk ahead (NCCL keeps NCCL_STEPS slots in flight), and each
+      // follows the chunk ahead on its hop without waiting for it to arrive.
+      const int f = b->Add(path[h], path[h + 1], bytes / chunks, std::move(deps), c == 0 ? 1 : 0);
+      if (c > 0) b->SetFollows(f, id(c - 1, h));
     }
   }
 }

@@ -54,12 +54,16 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
       order.push_back(w);
     }
   }
-  const int chunks = PipelineChunks(bytes, *std::max_element(depth.begin(), depth.end()));
+  const int height = *std::max_element(depth.begin(), depth.end());
+  const int chunks = PipelineChunks(bytes, height);
   if (stream) {
+    // Every edge at once, each paying the tree's latency path (up and/or down its height, in
+    // step and route latencies of the edge's own kind): what step adds is the fill's transfers.
+    const int path = (up ? height : 0) + (down ? height : 0);
     for (int v : order) {
       if (v == root) continue;
-      if (up) b->Add(v, parent[v], bytes, {}, 1, chunks - 1);
-      if (down) b->Add(parent[v], v, bytes, {}, 1, chunks - 1);
+      if (up) b->Add(v, parent[v], bytes, {}, path, path - 1);
+      if (down) b->Add(parent[v], v, bytes, {}, path, path - 1);
     }
     return;
   }
@@ -73,8 +77,8 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
         if (v == root) continue;
         std::vector<int> deps;
         for (int w : children[v]) deps.push_back(up_now[w]);
-        if (c > 0) deps.push_back(up_prev[v]);
         up_now[v] = b->Add(v, parent[v], bytes / chunks, std::move(deps), latency_steps);
+        if (c > 0) b->SetFollows(up_now[v], up_prev[v]);
       }
     }
     if (down) {
@@ -87,8 +91,8 @@ void TreePipeline(const std::vector<int>& parent, double bytes, TreeDirection di
         } else if (up) {
           for (int x : children[root]) deps.push_back(up_now[x]);
         }
-        if (c > 0) deps.push_back(down_prev[w]);
         down_now[w] = b->Add(p, w, bytes / chunks, std::move(deps), latency_steps);
+        if (c > 0) b->SetFollows(down_now[w], down_prev[w]);
       }
     }
     up_prev = std::move(up_now);

@@ -59,6 +59,17 @@ TEST(Tree, AllReduceReducesUpAndBroadcastsDownHalfTheBufferPerTree) {
   EXPECT_EQ(p.flows.size(), 2u * 2 * 7 * 2);  // trees x directions x edges x chunks
   EXPECT_DOUBLE_EQ(testing::TotalBytes(p), 2 * 2 * 7 * bytes / 2);
   for (int m = 0; m < 8; ++m) EXPECT_GE(ReceivedBy(p, m), bytes / 2);
+  // Step: each edge's second chunk follows its first on the connection.
+  for (size_t f = 0; f < p.flows.size(); ++f) {
+    const Flow& flow = p.flows[f];
+    if (flow.follows < 0) continue;
+    EXPECT_LT(flow.follows, static_cast<int>(f));
+    EXPECT_EQ(p.flows[flow.follows].src, flow.src);
+    EXPECT_EQ(p.flows[flow.follows].dst, flow.dst);
+  }
+  EXPECT_EQ(
+      std::count_if(p.flows.begin(), p.flows.end(), [](const Flow& f) { return f.follows >= 0; }),
+      2 * 2 * 7);  // the second chunk of every tree, direction and edge
   // Stream: one flow per edge and direction, same bytes in all; the two trees' flows over the
   // same ordered pair of members merge into one (sim/collectives/coalesce.h), so there are
   // fewer than trees x directions x edges = 28 of them.
@@ -66,8 +77,10 @@ TEST(Tree, AllReduceReducesUpAndBroadcastsDownHalfTheBufferPerTree) {
       Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(8), bytes), v, 1, Fidelity::kStream);
   EXPECT_LT(s.flows.size(), 2u * 2 * 7);
   EXPECT_GE(s.flows.size(), 2u * 7);
+  // Each pays the trees' latency path, up and down their height of 3 (a server's chain of 2,
+  // then two levels of servers): 6 route latencies, 5 of them extra.
   for (const Flow& f : s.flows) {
-    EXPECT_EQ(f.extra_route_latencies, 1);
+    EXPECT_EQ(f.extra_route_latencies, 5);
     EXPECT_TRUE(f.deps.empty());
   }
   EXPECT_DOUBLE_EQ(testing::TotalBytes(s), testing::TotalBytes(p));

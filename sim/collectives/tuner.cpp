@@ -51,8 +51,6 @@ struct Model {
   double base_s = 0;
   double intra_step_s = 0;  // hop latency + protocol step latency
   double inter_step_s = 0;
-  double intra_route_s = 0;  // hop latency alone (later chunks of a pipeline pay only this)
-  double inter_route_s = 0;
   double intra_Bps = 0;
   double inter_Bps = 0;      // one NIC
   double inter_gpu_Bps = 0;  // a NIC's share per GPU when all GPUs of a server send across
@@ -84,8 +82,6 @@ Model MakeModel(const GroupView& view, const std::string& algorithm, CollectiveK
   const HopKind intra_hop = neighbours && view.ring_intra_fabric == IntraFabric::kNvLink
                                 ? HopKind::kNvLink
                                 : IntraHop(view);
-  m.intra_route_s = intra_latency_s;
-  m.inter_route_s = view.inter_latency_s;
   m.intra_step_s = intra_latency_s + StepLatencySeconds(algorithm, p, intra_hop);
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm, p, HopKind::kNet);
   m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
@@ -136,8 +132,9 @@ double Ring(const Model& m, int steps, double step_bytes, int channels) {
 
 // A pipeline of `hops` (inter of them across servers) in `chunks` chunks: the first chunk pays
 // every hop's step latency and its transfer alone on the hop (`fill_s_*`: the channels' chains
-// start together but soon run on different GPUs), each later chunk the slowest hop's route
-// latency and transfer with every channel on the link (`period_s_*`).
+// start together but soon run on different GPUs), each later chunk the slowest hop's transfer
+// with every channel on the link (`period_s_*`): a hop sends its chunks back to back, their
+// route latencies overlapping the transfers behind them (Flow::follows).
 struct PipelineHop {
   int hops = 0;
   double fill_s = 0;    // one chunk alone on the hop
@@ -146,8 +143,8 @@ struct PipelineHop {
 double Pipeline(const Model& m, const PipelineHop& intra, const PipelineHop& inter, int chunks) {
   const double t =
       intra.hops * (m.intra_step_s + intra.fill_s) + inter.hops * (m.inter_step_s + inter.fill_s);
-  double slowest = intra.hops > 0 ? m.intra_route_s + intra.period_s : 0;
-  if (inter.hops > 0) slowest = std::max(slowest, m.inter_route_s + inter.period_s);
+  double slowest = intra.hops > 0 ? intra.period_s : 0;
+  if (inter.hops > 0) slowest = std::max(slowest, inter.period_s);
   return t + (chunks - 1) * slowest;
 }
 
@@ -238,13 +235,11 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
       // Two trees of half the buffer per channel, up then down. A member's intra link carries
       // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
       // tree it is interior in.
-      const int chunks = PipelineChunks(c.bytes / (2 * C), k - 1 + height);
       const double intra_s = ChainLinkSeconds(m, 2 * C, S / (2 * C), 2);
       const double inter =
           std::min(std::min(2 * C, m.nics) * m.inter_Bps, 2 * C * m.flow_inter_Bps);
       const double bw_time = std::max(intra_s, m.multi ? 3 * S / inter : 0.0);
-      return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time +
-             (chunks - 1) * (m.multi ? m.inter_route_s : m.intra_route_s);
+      return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time;
     }
     const int chunks = PipelineChunks(c.bytes / C, k - 1 + height);
     const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
@@ -267,7 +262,7 @@ double Predict(const Collective& c, const GroupView& view, const CollectiveChoic
     const double fill = (k - 1) * chunk / std::min(m.intra_Bps, m.flow_intra_Bps) +
                         height * 2 * chunk / std::min(m.inter_Bps, m.flow_inter_Bps);
     return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + fill +
-           (chunks - 1) * ((m.multi ? m.inter_route_s : m.intra_route_s) + bw_time / chunks);
+           (chunks - 1) * bw_time / chunks;
   }
   if (a == "recursive_halving_doubling") {
     int pow2 = 1;
