@@ -12,18 +12,33 @@
 
 #include "core/error.h"
 #include "sim/executor.h"
+#include "sim/trace_wire.h"
 
 namespace stratasim::sim {
 namespace {
 
-void WriteAll(int fd, const std::string& s) {
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
   size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = write(fd, s.data() + off, s.size() - off);
+  while (off < size) {
+    ssize_t n = write(fd, p + off, size - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return false;
     off += static_cast<size_t>(n);
   }
+  return true;
+}
+
+bool ReadExact(int fd, void* data, size_t size) {
+  char* p = static_cast<char*>(data);
+  size_t off = 0;
+  while (off < size) {
+    ssize_t n = read(fd, p + off, size - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 std::string ReadAll(int fd) {
@@ -48,35 +63,54 @@ ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
   const pid_t pid = fork();
   if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
   if (pid == 0) {
+    // The reply: 'T' and the trace in its binary form (sim/trace_wire.h), or 'E' and the
+    // error's message.
     close(fds[0]);
     int code = 0;
-    std::string out;
     try {
-      out = "T" + TraceToJson(SimulateInProcess(g, cluster, spec));
+      const ExecutionTrace t = SimulateInProcess(g, cluster, spec);
+      const char tag = 'T';
+      WriteAll(fds[1], &tag, 1);
+      WriteTraceWire(t, [&](const void* p, size_t n) { return WriteAll(fds[1], p, n); });
     } catch (const std::exception& e) {
-      out = std::string("E") + e.what();
+      const std::string out = std::string("E") + e.what();
+      WriteAll(fds[1], out.data(), out.size());
       code = 1;
     }
-    WriteAll(fds[1], out);
     close(fds[1]);
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
-  std::string reply = ReadAll(fds[0]);
+  char tag = 0;
+  const bool got_tag = ReadExact(fds[0], &tag, 1);
+  ExecutionTrace trace;
+  std::string message;  // the child's error, or why its trace could not be read
+  if (got_tag && tag == 'T') {
+    try {
+      trace = ReadTraceWire([&](void* p, size_t n) { return ReadExact(fds[0], p, n); });
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  } else if (got_tag && tag == 'E') {
+    message = ReadAll(fds[0]);
+  }
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status)) {
+  // A child killed by SIGPIPE wrote into the pipe after a bad stream made us stop reading: the
+  // message says why.
+  if (WIFSIGNALED(status) && !(WTERMSIG(status) == SIGPIPE && !message.empty())) {
     throw Error("the simulation process died of signal " + std::to_string(WTERMSIG(status)) + " (" +
                 strsignal(WTERMSIG(status)) + "); SimGrid's message is above");
   }
-  if (!reply.empty() && reply[0] == 'E') throw Error(reply.substr(1));
-  if (reply.empty() || reply[0] != 'T' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (got_tag && tag == 'E') throw Error(message);
+  if (!message.empty()) throw Error(message);
+  if (!got_tag || tag != 'T' || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw Error("the simulation process ended without a result (exit status " +
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
-  return TraceFromJson(reply.substr(1));
+  return trace;
 }
 
 }  // namespace stratasim::sim

@@ -1,0 +1,134 @@
+#include "sim/trace_wire.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "core/error.h"
+
+namespace stratasim::sim {
+namespace {
+
+// "STRACE" and a format number: a stream from another build is refused, not misread.
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'C', 'E', '0', '1'};
+static_assert(std::is_trivially_copyable_v<TraceRecord>);
+
+class Out {
+ public:
+  explicit Out(const WireWrite& w) : w_(w) {}
+  template <typename T>
+  void Pod(const T& v) {
+    ok_ = ok_ && w_(&v, sizeof v);
+  }
+  void Str(const std::string& s) {
+    Pod(static_cast<std::uint64_t>(s.size()));
+    if (!s.empty()) ok_ = ok_ && w_(s.data(), s.size());
+  }
+  void Bytes(const void* p, size_t n) {
+    if (n > 0) ok_ = ok_ && w_(p, n);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const WireWrite& w_;
+  bool ok_ = true;
+};
+
+class In {
+ public:
+  explicit In(const WireRead& r) : r_(r) {}
+  template <typename T>
+  T Pod(const char* what) {
+    T v{};
+    Need(&v, sizeof v, what);
+    return v;
+  }
+  std::uint64_t Count(const char* what) {
+    const auto n = Pod<std::uint64_t>(what);
+    if (n > kMaxWireCount) {
+      throw Error(std::string("simulation result: ") + what + " count " + std::to_string(n) +
+                  " exceeds the limit of " + std::to_string(kMaxWireCount));
+    }
+    return n;
+  }
+  std::string Str(const char* what) {
+    const std::uint64_t n = Count(what);
+    // Strings here are names (streams, algorithms): a few dozen bytes. Read in pieces so that
+    // a corrupt length fails on the short stream before it is allocated whole.
+    std::string s;
+    char buf[4096];
+    for (std::uint64_t left = n; left > 0;) {
+      const size_t k = left < sizeof buf ? static_cast<size_t>(left) : sizeof buf;
+      Need(buf, k, what);
+      s.append(buf, k);
+      left -= k;
+    }
+    return s;
+  }
+  void Need(void* p, size_t n, const char* what) {
+    if (n > 0 && !r_(p, n)) {
+      throw Error(std::string("simulation result ended early, while reading ") + what);
+    }
+  }
+
+ private:
+  const WireRead& r_;
+};
+
+}  // namespace
+
+bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write) {
+  Out o(write);
+  o.Bytes(kMagic, sizeof kMagic);
+  o.Str(t.executor);
+  o.Pod(static_cast<std::int64_t>(t.num_ranks));
+  o.Pod(static_cast<std::uint64_t>(t.streams.size()));
+  for (const std::string& s : t.streams) o.Str(s);
+  o.Pod(static_cast<std::uint64_t>(t.collective_algorithms.size()));
+  for (const std::string& s : t.collective_algorithms) o.Str(s);
+  o.Pod(t.makespan_s);
+  o.Pod(static_cast<std::int64_t>(t.activities));
+  o.Pod(static_cast<std::int64_t>(t.instants));
+  o.Pod(static_cast<std::uint64_t>(t.records.size()));
+  o.Bytes(t.records.data(), t.records.size() * sizeof(TraceRecord));
+  return o.ok();
+}
+
+ExecutionTrace ReadTraceWire(const WireRead& read) {
+  In in(read);
+  char magic[sizeof kMagic];
+  in.Need(magic, sizeof magic, "its header");
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) {
+    throw Error("simulation result: not a trace of this build (bad header)");
+  }
+  ExecutionTrace t;
+  t.executor = in.Str("executor name");
+  const auto ranks = in.Pod<std::int64_t>("rank count");
+  if (ranks < 0 || ranks > (1 << 30)) {
+    throw Error("simulation result: rank count " + std::to_string(ranks) + " out of range");
+  }
+  t.num_ranks = static_cast<int>(ranks);
+  const std::uint64_t streams = in.Count("stream");
+  for (std::uint64_t i = 0; i < streams; ++i) t.streams.push_back(in.Str("stream name"));
+  const std::uint64_t algorithms = in.Count("collective");
+  for (std::uint64_t i = 0; i < algorithms; ++i) {
+    t.collective_algorithms.push_back(in.Str("collective algorithm"));
+  }
+  t.makespan_s = in.Pod<double>("makespan");
+  t.activities = in.Pod<std::int64_t>("activity count");
+  t.instants = in.Pod<std::int64_t>("instant count");
+  const std::uint64_t records = in.Count("record");
+  // Read in blocks, growing the vector as data arrives: a corrupt count fails on the short
+  // stream rather than allocating its claim up front.
+  constexpr std::uint64_t kBlock = 1 << 16;
+  for (std::uint64_t done = 0; done < records;) {
+    const std::uint64_t k = records - done < kBlock ? records - done : kBlock;
+    t.records.resize(static_cast<size_t>(done + k));
+    in.Need(t.records.data() + done, static_cast<size_t>(k) * sizeof(TraceRecord), "records");
+    done += k;
+  }
+  return t;
+}
+
+}  // namespace stratasim::sim

@@ -1,0 +1,119 @@
+#include "sim/trace_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace stratasim::sim {
+namespace {
+
+ExecutionTrace Sample() {
+  ExecutionTrace t;
+  t.executor = "simgrid";
+  t.num_ranks = 3;
+  t.streams = {"compute", "dp"};
+  t.collective_algorithms = {"ring/simple/4ch", ""};
+  t.makespan_s = 1.25;
+  t.activities = 12345678901LL;
+  t.instants = 77;
+  for (int i = 0; i < 100000; ++i) {
+    t.records.push_back(TraceRecord{i, i % 3, i % 2, i * 1e-3, i * 1e-3 + 0.5, i * 1e-3 + 0.1});
+  }
+  return t;
+}
+
+std::string Encode(const ExecutionTrace& t) {
+  std::string out;
+  EXPECT_TRUE(WriteTraceWire(t, [&](const void* p, size_t n) {
+    out.append(static_cast<const char*>(p), n);
+    return true;
+  }));
+  return out;
+}
+
+ExecutionTrace Decode(const std::string& bytes) {
+  size_t at = 0;
+  return ReadTraceWire([&](void* p, size_t n) {
+    if (bytes.size() - at < n) return false;
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+    return true;
+  });
+}
+
+TEST(TraceWire, RoundTripsEveryField) {
+  const ExecutionTrace t = Sample();
+  const ExecutionTrace r = Decode(Encode(t));
+  EXPECT_EQ(r.executor, t.executor);
+  EXPECT_EQ(r.num_ranks, 3);
+  EXPECT_EQ(r.streams, t.streams);
+  EXPECT_EQ(r.collective_algorithms, t.collective_algorithms);
+  EXPECT_EQ(r.makespan_s, 1.25);
+  EXPECT_EQ(r.activities, t.activities);
+  EXPECT_EQ(r.instants, 77);
+  ASSERT_EQ(r.records.size(), t.records.size());
+  EXPECT_EQ(std::memcmp(r.records.data(), t.records.data(), t.records.size() * sizeof(TraceRecord)),
+            0);
+}
+
+TEST(TraceWire, ATruncatedStreamIsAnErrorAtEveryCut) {
+  ExecutionTrace t = Sample();
+  t.records.resize(3);
+  const std::string bytes = Encode(t);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    try {
+      Decode(bytes.substr(0, cut));
+      FAIL() << "a stream cut at " << cut << " of " << bytes.size() << " bytes was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("simulation result"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TraceWire, RefusesAnotherFormat) {
+  std::string bytes = Encode(Sample());
+  bytes[6] = '9';
+  try {
+    Decode(bytes);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "simulation result: not a trace of this build (bad header)");
+  }
+}
+
+TEST(TraceWire, ACountBeyondTheLimitIsRefusedBeforeAllocating) {
+  ExecutionTrace t;
+  t.executor = "x";
+  std::string bytes = Encode(t);
+  // The record count is the last 8 bytes of a trace without records.
+  const std::uint64_t huge = kMaxWireCount + 1;
+  std::memcpy(&bytes[bytes.size() - 8], &huge, 8);
+  try {
+    Decode(bytes);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("record count 17179869185 exceeds the limit"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TraceWire, ALargeCountWithoutDataFailsOnTheShortStream) {
+  ExecutionTrace t;
+  t.executor = "x";
+  std::string bytes = Encode(t);
+  const std::uint64_t claimed = 1ULL << 30;  // 40 GiB of records claimed, none sent
+  std::memcpy(&bytes[bytes.size() - 8], &claimed, 8);
+  try {
+    Decode(bytes);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "simulation result ended early, while reading records");
+  }
+}
+
+}  // namespace
+}  // namespace stratasim::sim
