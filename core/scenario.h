@@ -105,6 +105,13 @@ struct SimulationSpec {
   // (docs/collectives.md); step for studies of small messages and pipeline fill.
   Fidelity fidelity = Fidelity::kStream;
   CollectiveSettings collectives;
+  // Optimisations that do not change the model (docs/scale.md); each is exact or refuses, and
+  // tests hold each against the plain run. `fold`: simulate the compute of one data-parallel
+  // replica when the replicas are provably identical (strategies say when; others run in
+  // full). `fuse`: run a chain of compute kernels that nothing else observes as one SimGrid
+  // activity, the parts' times following from their durations.
+  bool fold = true;
+  bool fuse = true;
   // Measured efficiencies per GPU kind (core/calibration.h); where it lists a GPU kind, its
   // figures replace the three above and the shape model for that kind.
   std::optional<Calibration> calibration;

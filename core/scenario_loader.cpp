@@ -157,6 +157,7 @@ class Loader {
     return static_cast<int>(Integer(f, min_value, INT_MAX));
   }
   double Fraction(const Field& f) const;  // in (0, 1]
+  bool AutoOrOff(const Field& f) const;   // "auto": true, "off": false
   template <typename Parser>
   double Quantity(const Field& f, Parser parse, bool positive) const;
   double Bandwidth(const Field& f) const { return Quantity(f, ParseBandwidthBps, true); }
@@ -246,6 +247,12 @@ void Loader::FailAt(const YAML::Node& at, const std::string& key, const std::str
 std::string Loader::String(const Field& f) const {
   if (!f.value.IsScalar()) Fail(f, "must be a string, not " + KindOf(f.value));
   return f.value.Scalar();
+}
+
+bool Loader::AutoOrOff(const Field& f) const {
+  const std::string v = String(f);
+  if (v != "auto" && v != "off") Fail(f, "must be one of: auto, off");
+  return v == "auto";
 }
 
 std::string Loader::Name(const Field& f) const {
@@ -786,7 +793,7 @@ TrainingSpec Loader::Training(const Field& f) const {
 SimulationSpec Loader::Simulation(const Field& f) const {
   Map m(*this, f,
         {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives",
-         "calibration"});
+         "calibration", "fold", "fuse"});
   SimulationSpec spec;
   if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
   if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
@@ -803,6 +810,8 @@ SimulationSpec Loader::Simulation(const Field& f) const {
       Fail(*fidelity, "must be one of: step, stream, analytic");
     }
   }
+  if (auto fold = m.Get("fold")) spec.fold = AutoOrOff(*fold);
+  if (auto fuse = m.Get("fuse")) spec.fuse = AutoOrOff(*fuse);
   if (auto coll = m.Get("collectives")) spec.collectives = Collectives(*coll);
   if (auto calibration = m.Get("calibration")) {
     // Relative to the scenario file, so a scenario and its calibration move together.

@@ -858,6 +858,12 @@ TEST(LoadScenario, SimulationFidelityAndCollectives) {
   EXPECT_EQ(s.simulation.collectives.algorithm.count(CollectiveKind::kBroadcast), 0u);
   EXPECT_EQ(s.simulation.collectives.protocol, "ll128");
   EXPECT_EQ(s.simulation.collectives.channels, 4);
+  EXPECT_TRUE(s.simulation.fold);
+  EXPECT_TRUE(s.simulation.fuse);
+  const Scenario off = LoadScenarioText(
+      Base("strategies:", "simulation: {fold: off, fuse: off}\nstrategies:"), "t.yaml");
+  EXPECT_FALSE(off.simulation.fold);
+  EXPECT_FALSE(off.simulation.fuse);
   const Scenario rail = LoadScenarioText(
       Base("kind: single_switch", "kind: rail_optimized\n    oversubscription: 2"), "t.yaml");
   EXPECT_EQ(rail.cluster.network.kind, NetworkKind::kRailOptimized);
@@ -865,6 +871,10 @@ TEST(LoadScenario, SimulationFidelityAndCollectives) {
 }
 
 TEST(LoadScenarioErrors, SimulationFidelityAndCollectives) {
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {fold: on}\nstrategies:")), 18, 20,
+              "simulation.fold", "must be one of: auto, off");
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {fuse: yes}\nstrategies:")), 18, 20,
+              "simulation.fuse", "must be one of: auto, off");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {fidelity: exact}\nstrategies:")), 18, 24,
               "simulation.fidelity", "must be one of: step, stream, analytic");
   ExpectError(ErrorOf(Base("strategies:",

@@ -35,6 +35,8 @@ struct ExecutionTrace {
   // Distinct simulated times at which they ended: SimGrid re-solves the max-min sharing of what
   // changed once per instant, so instants, not events, count that work (docs/collectives.md).
   long long instants = 0;
+  // Tasks that ran inside another task's activity (SimulationSpec::fuse): activities saved.
+  long long fused_tasks = 0;
 };
 
 std::string TraceToJson(const ExecutionTrace& t);

@@ -66,6 +66,7 @@ struct TransferState {
 // latency later, which its successors and members account for without a timer of their own.
 enum class What {
   kTask,
+  kFusedChain,
   kCopyStart,
   kTransferStart,
   kTransfer,
@@ -96,12 +97,29 @@ class Executor {
     // Stream order: each task waits for the previous task of its (rank, stream).
     std::vector<std::vector<TaskId>> last(g.num_ranks(),
                                           std::vector<TaskId>(g.streams().size(), -1));
+    std::vector<TaskId> preds;
     for (const Task& t : g.tasks()) {
-      for (TaskId d : t.deps) AddEdge(d, t.id);
+      // One edge per predecessor: a dependency on the previous task of the same stream (the
+      // planners' usual "after the last kernel") is the stream edge too, and a duplicate edge
+      // would hide from fusion that the task has a single successor.
       TaskId& prev = last[t.rank][t.stream];
-      if (prev >= 0) AddEdge(prev, t.id);
+      preds.assign(t.deps.begin(), t.deps.end());
+      if (prev >= 0) preds.push_back(prev);
+      std::sort(preds.begin(), preds.end());
+      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+      for (TaskId d : preds) AddEdge(d, t.id);
       prev = t.id;
       records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
+    }
+    // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
+    // host: all of its compute tasks on one stream, which runs them one at a time.
+    fusible_rank_.assign(g.num_ranks(), spec.fuse ? 1 : 0);
+    std::vector<int> compute_stream(g.num_ranks(), -1);
+    for (const Task& t : g.tasks()) {
+      if (t.kind != TaskKind::kCompute) continue;
+      int& s = compute_stream[t.rank];
+      if (s >= 0 && s != t.stream) fusible_rank_[t.rank] = 0;
+      s = t.stream;
     }
     collectives_.resize(g.collectives().size());
     chosen_.resize(g.collectives().size());
@@ -127,6 +145,7 @@ class Executor {
     trace.collective_algorithms = std::move(chosen_);
     trace.activities = activities_;
     trace.instants = instants_;
+    trace.fused_tasks = fused_tasks_;
     for (const TraceRecord& r : trace.records)
       trace.makespan_s = std::max(trace.makespan_s, r.end_s);
     return trace;
@@ -150,6 +169,9 @@ class Executor {
     switch (what) {
       case What::kTask:
         done_queue_.push_back(a);
+        break;
+      case What::kFusedChain:
+        FinishFused(a);
         break;
       case What::kCopyStart:
         StartCopy(a);
@@ -218,18 +240,9 @@ class Executor {
       case TaskKind::kMemory:
         done_queue_.push_back(id);
         break;
-      case TaskKind::kCompute: {
-        const double seconds = ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_);
-        if (seconds <= 0) {
-          done_queue_.push_back(id);
-          break;
-        }
-        sg4::ExecPtr e = sg4::Exec::init();
-        e->set_flops_amount(seconds * platform_.gpu_speed[t.rank]);
-        e->set_host(platform_.gpus[t.rank]);
-        Launch(e, What::kTask, id, 0);
+      case TaskKind::kCompute:
+        StartCompute(id);
         break;
-      }
       case TaskKind::kCopy: {
         // The route latency first (see Platform::link_latency_s), then the Comm.
         const double latency =
@@ -261,6 +274,91 @@ class Executor {
         Join(t);
         break;
     }
+  }
+
+  // Starts compute task `id` as one Exec, fused with the chain of compute and memory tasks after
+  // it that nothing else observes (SimulationSpec::fuse): each next task's only predecessor
+  // still pending is the one before, which has no other successor. No other task can start or
+  // see anything during the chain, and the rank's one compute stream keeps every other Exec
+  // off its host, so the Exec runs at a constant rate and the parts' times follow exactly from
+  // their durations (FinishFused).
+  void StartCompute(TaskId id) {
+    const Task& t = g_.task(id);
+    double seconds = std::max(0.0, ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_));
+    if (fusible_rank_[t.rank]) {
+      fused_parts_.clear();
+      fused_parts_.push_back({id, seconds});
+      for (TaskId cur = id;;) {
+        if (successors_[cur].size() != 1) break;
+        const TaskId next = successors_[cur][0];
+        const Task& n = g_.task(next);
+        if (pending_[next] != 1 || n.rank != t.rank ||
+            (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory)) {
+          break;
+        }
+        const double part =
+            n.kind == TaskKind::kMemory
+                ? 0.0
+                : std::max(0.0, ComputeTaskSeconds(n, cluster_.GpuOfRank(n.rank), spec_));
+        pending_[next] = 0;  // claimed: it runs inside this Exec, never from ready_
+        fused_parts_.push_back({next, part});
+        seconds += part;
+        cur = next;
+      }
+      if (fused_parts_.size() > 1) {
+        int chain;
+        if (free_chains_.empty()) {
+          chain = static_cast<int>(fused_chains_.size());
+          fused_chains_.emplace_back();
+        } else {
+          chain = free_chains_.back();
+          free_chains_.pop_back();
+        }
+        fused_chains_[chain] = FusedChain{Now(), seconds, fused_parts_};
+        fused_tasks_ += static_cast<long long>(fused_parts_.size()) - 1;
+        if (seconds <= 0) {
+          FinishFused(chain);
+        } else {
+          LaunchExec(t.rank, seconds, What::kFusedChain, chain);
+        }
+        return;
+      }
+    }
+    if (seconds <= 0) {
+      done_queue_.push_back(id);
+      return;
+    }
+    LaunchExec(t.rank, seconds, What::kTask, id);
+  }
+
+  void LaunchExec(int rank, double seconds, What what, int x) {
+    sg4::ExecPtr e = sg4::Exec::init();
+    e->set_flops_amount(seconds * platform_.gpu_speed[rank]);
+    e->set_host(platform_.gpus[rank]);
+    Launch(e, what, x, 0);
+  }
+
+  // A fused chain's Exec ended: each part gets its share of the elapsed time in order (the
+  // elapsed time equals the durations' sum up to rounding; scaling keeps the last end exact),
+  // then the last part finishes as a task does, releasing the chain's successors.
+  void FinishFused(int chain) {
+    FusedChain c = std::move(fused_chains_[chain]);
+    fused_chains_[chain] = FusedChain{};
+    free_chains_.push_back(chain);
+    const double elapsed = Now() - c.start_s;
+    double sum = 0;
+    for (size_t i = 0; i < c.parts.size(); ++i) {
+      TraceRecord& rec = records_[c.parts[i].first];
+      rec.start_s = rec.peers_joined_s =
+          c.seconds > 0 ? c.start_s + elapsed * (sum / c.seconds) : c.start_s;
+      sum += c.parts[i].second;
+      if (i + 1 < c.parts.size()) {
+        rec.end_s = c.seconds > 0 ? c.start_s + elapsed * (sum / c.seconds) : c.start_s;
+        done_[c.parts[i].first] = 1;
+        ++finished_;
+      }
+    }
+    done_queue_.push_back(c.parts.back().first);
   }
 
   void StartCopy(TaskId id) {
@@ -542,6 +640,18 @@ class Executor {
   const ClusterSpec& cluster_;
   const SimulationSpec& spec_;
   const Platform& platform_;
+  // A fused run of compute tasks (StartCompute): when it started, its total duration, and
+  // each part's task and duration.
+  struct FusedChain {
+    double start_s = 0;
+    double seconds = 0;
+    std::vector<std::pair<TaskId, double>> parts;
+  };
+  std::vector<char> fusible_rank_;
+  std::vector<FusedChain> fused_chains_;
+  std::vector<int> free_chains_;  // slots of fused_chains_ to reuse
+  std::vector<std::pair<TaskId, double>> fused_parts_;  // scratch
+  long long fused_tasks_ = 0;                           // tasks that ran inside another's Exec
   std::vector<int> pending_;
   std::vector<std::vector<TaskId>> successors_;
   std::vector<TraceRecord> records_;

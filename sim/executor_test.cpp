@@ -144,3 +144,71 @@ TEST(Executor, SecondInProcessRunIsRefused) {
 
 }  // namespace
 }  // namespace stratasim::sim
+
+namespace stratasim::sim {
+namespace {
+
+// A rank's compute chain with a memory event in it, a send observing the middle of another
+// chain, and a rank with two compute streams (never fused: its kernels share the GPU).
+TaskGraph FusionGraph() {
+  TaskGraph g(3);
+  const int a = g.Stream("a"), b = g.Stream("b"), p2p = g.Stream("p2p");
+  const double ms = 312e9;  // one millisecond at peak
+  TaskId prev = -1;
+  for (int i = 0; i < 5; ++i) {
+    Task k = Kernel(0, a, (i + 1) * ms);
+    if (i == 2) {
+      Task m;
+      m.kind = TaskKind::kMemory;
+      m.rank = 0;
+      m.stream = a;
+      m.memory_delta_bytes = 1e9;
+      m.name = "alloc";
+      g.Add(m);
+    }
+    prev = g.Add(k);
+  }
+  // Rank 1: k0 -> k1 -> k2, with a send after k1 (k1 has two successors: the chain stops).
+  const TaskId k0 = g.Add(Kernel(1, a, 2 * ms));
+  const TaskId k1 = g.Add(Kernel(1, a, 3 * ms));
+  g.Add(Kernel(1, a, 4 * ms));
+  Task send, recv;
+  send.rank = 1;
+  send.stream = recv.stream = p2p;
+  send.deps = {k1};
+  recv.rank = 2;
+  send.name = recv.name = "x";
+  const TaskId r = g.AddTransfer(1, 2, 1e8, send, recv).second;
+  Task after = Kernel(2, a, ms);
+  after.deps = {r};
+  g.Add(after);
+  // Rank 2 also computes on stream b at the same time: not fusible.
+  g.Add(Kernel(2, b, 5 * ms));
+  g.Add(Kernel(2, b, 5 * ms));
+  (void)k0;
+  (void)prev;
+  return g;
+}
+
+TEST(ExecutorFusion, SameTimesAsUnfusedWithFewerActivities) {
+  const TaskGraph g = FusionGraph();
+  SimulationSpec off = NoLaunch();
+  off.fuse = false;
+  SimulationSpec on = NoLaunch();
+  const ExecutionTrace plain = Simulate(g, OneServer(3), off);
+  const ExecutionTrace fused = Simulate(g, OneServer(3), on);
+  ASSERT_EQ(plain.records.size(), fused.records.size());
+  for (size_t i = 0; i < plain.records.size(); ++i) {
+    EXPECT_NEAR(plain.records[i].start_s, fused.records[i].start_s, 1e-12) << "task " << i;
+    EXPECT_NEAR(plain.records[i].end_s, fused.records[i].end_s, 1e-12) << "task " << i;
+  }
+  EXPECT_EQ(plain.makespan_s, fused.makespan_s);
+  EXPECT_EQ(plain.fused_tasks, 0);
+  // Rank 0: 5 kernels and the memory event in one Exec (5 tasks inside another's); rank 1: k0
+  // and k1 fused (k1 feeds the send too, so k2 starts its own chain); rank 2 none.
+  EXPECT_EQ(fused.fused_tasks, 5 + 1);
+  EXPECT_EQ(plain.activities - fused.activities, 4 + 1);
+}
+
+}  // namespace
+}  // namespace stratasim::sim

@@ -11,7 +11,7 @@ namespace stratasim::sim {
 namespace {
 
 // "STRACE" and a format number: a stream from another build is refused, not misread.
-constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'C', 'E', '0', '1'};
+constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'C', 'E', '0', '2'};
 static_assert(std::is_trivially_copyable_v<TraceRecord>);
 
 class Out {
@@ -90,6 +90,7 @@ bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write) {
   o.Pod(t.makespan_s);
   o.Pod(static_cast<std::int64_t>(t.activities));
   o.Pod(static_cast<std::int64_t>(t.instants));
+  o.Pod(static_cast<std::int64_t>(t.fused_tasks));
   o.Pod(static_cast<std::uint64_t>(t.records.size()));
   o.Bytes(t.records.data(), t.records.size() * sizeof(TraceRecord));
   return o.ok();
@@ -118,6 +119,7 @@ ExecutionTrace ReadTraceWire(const WireRead& read) {
   t.makespan_s = in.Pod<double>("makespan");
   t.activities = in.Pod<std::int64_t>("activity count");
   t.instants = in.Pod<std::int64_t>("instant count");
+  t.fused_tasks = in.Pod<std::int64_t>("fused task count");
   const std::uint64_t records = in.Count("record");
   // Read in blocks, growing the vector as data arrives: a corrupt count fails on the short
   // stream rather than allocating its claim up front.

@@ -19,6 +19,7 @@ ExecutionTrace Sample() {
   t.makespan_s = 1.25;
   t.activities = 12345678901LL;
   t.instants = 77;
+  t.fused_tasks = 5;
   for (int i = 0; i < 100000; ++i) {
     t.records.push_back(TraceRecord{i, i % 3, i % 2, i * 1e-3, i * 1e-3 + 0.5, i * 1e-3 + 0.1});
   }
@@ -54,6 +55,7 @@ TEST(TraceWire, RoundTripsEveryField) {
   EXPECT_EQ(r.makespan_s, 1.25);
   EXPECT_EQ(r.activities, t.activities);
   EXPECT_EQ(r.instants, 77);
+  EXPECT_EQ(r.fused_tasks, 5);
   ASSERT_EQ(r.records.size(), t.records.size());
   EXPECT_EQ(std::memcmp(r.records.data(), t.records.data(), t.records.size() * sizeof(TraceRecord)),
             0);
