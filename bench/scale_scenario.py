@@ -71,6 +71,7 @@ training:
   seed: 1
 simulation:
   fidelity: {a.fidelity}
+  fold: {a.fold}
 strategies:
   - {{name: 3d, kind: 3d, options: {{{options}}}}}
 """)

@@ -93,6 +93,17 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
                               p.plan->tokens_per_sample);
         run.result.notes = p.plan->notes;
+        run.result.fold = p.plan->fold;
+        if (run.result.fold.rfind("full: ", 0) == 0 &&
+            run.result.fold.find("implemented for kinds") == std::string::npos) {
+          run.result.notes.push_back("simulated in " + run.result.fold);
+        } else if (run.result.fold.rfind("folded", 0) == 0) {
+          run.result.notes.push_back(run.result.fold);
+        }
+        run.result.tasks = static_cast<long long>(p.plan->graph.tasks().size());
+        run.result.activities = run.trace.activities;
+        run.result.instants = run.trace.instants;
+        run.result.fused_tasks = run.trace.fused_tasks;
         if (HasMoeFigures(p.plan->figures)) {
           run.result.moe =
               SummarizeMoe(p.plan->graph, run.trace, s.training.warmup_iterations,

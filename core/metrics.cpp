@@ -26,6 +26,12 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   const int first = in.warmup_iterations;
   const int last = in.warmup_iterations + in.measured_iterations - 1;
   const int n = g.num_ranks();
+  // A folded graph (TaskGraph::fold) simulates one representative per class of identical
+  // ranks: each task of a representative stands for the ranks it represents, and a folded
+  // rank's per-rank figures are its representative's. Mirror tasks on folded ranks move
+  // traffic but stand for nothing.
+  std::vector<double> weight(n, g.fold().empty() ? 1.0 : 0.0);
+  for (int r = 0; r < n && !g.fold().empty(); ++r) weight[g.Representative(r)] += 1;
 
   // An iteration ends when its last task ends; the measured window runs from the end of the
   // iteration before the first measured one (or time 0) to the end of the last measured one.
@@ -37,11 +43,11 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
         std::max(iteration_end[task.iteration], t.records[task.id].end_s);
     if (task.iteration >= first && task.kind == TaskKind::kCompute &&
         (task.phase == Phase::kForward || task.phase == Phase::kBackward)) {
-      model_flops += task.flops;
+      model_flops += task.flops * weight[task.rank];
     }
     if (task.iteration >= first && task.kind == TaskKind::kCompute &&
         task.phase == Phase::kRecompute) {
-      hardware_flops += task.flops;
+      hardware_flops += task.flops * weight[task.rank];
     }
   }
   for (int i = 0; i <= last; ++i) {
@@ -75,6 +81,7 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   };
   std::vector<std::vector<MemoryEvent>> mem_events(n);
   for (const Task& task : g.tasks()) {
+    if (weight[task.rank] == 0) continue;
     const TraceRecord& r = t.records[task.id];
     if (task.kind == TaskKind::kMemory) {
       mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes, &task.category});
@@ -93,15 +100,17 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   std::map<std::string, double> exposed_of;
   const std::vector<Interval> whole{{window_start, window_end}};
   for (int rank = 0; rank < n; ++rank) {
+    if (weight[rank] == 0) continue;
     const std::vector<Interval> computing = Union(busy[rank]);
-    exposed += ExclusiveLength(Union(comm[rank]), computing, window_start, window_end);
+    exposed +=
+        weight[rank] * ExclusiveLength(Union(comm[rank]), computing, window_start, window_end);
     for (auto& [category, per_rank] : comm_of) {
-      exposed_of[category] +=
-          ExclusiveLength(Union(per_rank[rank]), computing, window_start, window_end);
+      exposed_of[category] += weight[rank] * ExclusiveLength(Union(per_rank[rank]), computing,
+                                                             window_start, window_end);
     }
     std::vector<Interval> working = busy[rank];
     working.insert(working.end(), comm[rank].begin(), comm[rank].end());
-    idle += ExclusiveLength(whole, Union(working), window_start, window_end);
+    idle += weight[rank] * ExclusiveLength(whole, Union(working), window_start, window_end);
   }
   m.exposed_comm_fraction = n > 0 ? exposed / n / window : 0;
   m.idle_fraction = n > 0 ? idle / n / window : 0;
@@ -136,8 +145,15 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
       it = it->second > 0.5 ? std::next(it) : at_peak.erase(it);  // < 1 byte: rounding
     }
     m.peak_memory_bytes[rank] = peak;
+  }
+  for (int rank = 0; rank < n; ++rank) {
+    const int rep = g.Representative(rank);
+    if (rep != rank) {
+      m.peak_memory_bytes[rank] = m.peak_memory_bytes[rep];
+      m.peak_memory_breakdown[rank] = m.peak_memory_breakdown[rep];
+    }
     if (rank < static_cast<int>(in.memory_capacity_per_rank.size()) &&
-        peak > in.memory_capacity_per_rank[rank]) {
+        m.peak_memory_bytes[rank] > in.memory_capacity_per_rank[rank]) {
       m.oom_ranks.push_back(rank);
     }
   }

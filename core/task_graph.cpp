@@ -32,6 +32,9 @@ void TaskGraph::CheckTask(const Task& t) const {
   for (TaskId d : t.deps) {
     if (d < 0 || d >= t.id) fail("dependency " + std::to_string(d) + " is not an earlier task");
   }
+  if (t.mirror != -1 && (t.mirror < 0 || t.mirror >= t.id)) {
+    fail("mirror " + std::to_string(t.mirror) + " is not an earlier task");
+  }
   if (t.flops < 0 || t.bytes < 0) fail("flops and bytes must not be negative");
   switch (t.kind) {
     case TaskKind::kCollective:
@@ -61,6 +64,34 @@ TaskId TaskGraph::Add(Task task) {
   }
   tasks_.push_back(std::move(task));
   return tasks_.back().id;
+}
+
+void TaskGraph::SetMirror(TaskId task, TaskId of) {
+  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) {
+    throw Error("SetMirror: task " + std::to_string(task) + " does not exist");
+  }
+  if (of < 0 || of >= task) {
+    throw Error("SetMirror: task " + std::to_string(task) +
+                " may only mirror an earlier task, not " + std::to_string(of));
+  }
+  tasks_[task].mirror = of;
+}
+
+void TaskGraph::SetFold(std::vector<int> representative) {
+  if (!representative.empty()) {
+    if (static_cast<int>(representative.size()) != num_ranks_) {
+      throw Error("fold: " + std::to_string(representative.size()) + " representatives for " +
+                  std::to_string(num_ranks_) + " ranks");
+    }
+    for (int r = 0; r < num_ranks_; ++r) {
+      const int rep = representative[r];
+      if (rep < 0 || rep >= num_ranks_ || representative[rep] != rep) {
+        throw Error("fold: rank " + std::to_string(r) + "'s representative " + std::to_string(rep) +
+                    " is not a rank that represents itself");
+      }
+    }
+  }
+  fold_ = std::move(representative);
 }
 
 void TaskGraph::AddDep(TaskId task, TaskId dep) {

@@ -62,6 +62,10 @@ struct Task {
   std::string name;
   std::string category;  // free label for reports: "dp", "activations", "weights", ...
   std::vector<TaskId> deps;
+  // A folded replica's stand-in (docs/scale.md): a collective member or transfer end on a rank
+  // whose replica is not simulated, started when the earlier task `mirror` (its counterpart in
+  // the representative replica) starts, besides its deps and stream order. -1: none.
+  TaskId mirror = -1;
 
   // kCompute: the work of one kernel (or a fused group) on this rank.
   OpKind op = OpKind::kOther;
@@ -126,6 +130,16 @@ class TaskGraph {
   // phase... Returns {send id, recv id}.
   std::pair<TaskId, TaskId> AddTransfer(int src, int dst, double bytes, Task send, Task recv);
 
+  // Makes `task` a mirror of the earlier task `of` (Task::mirror).
+  void SetMirror(TaskId task, TaskId of);
+
+  // Folding (docs/scale.md): the representative rank of each rank, whose figures stand for it,
+  // or empty when every rank is simulated in full. A folded rank holds only mirror tasks.
+  void SetFold(std::vector<int> representative);
+  const std::vector<int>& fold() const { return fold_; }
+  // The rank whose work stands for `rank`'s: itself unless folded.
+  int Representative(int rank) const { return fold_.empty() ? rank : fold_[rank]; }
+
   // Checks the invariants that Add enforces plus pairing of sends and receives; throws
   // stratasim::Error naming the task. Graphs read from files are checked with it.
   void Validate() const;
@@ -138,6 +152,7 @@ class TaskGraph {
   std::vector<Task> tasks_;
   std::vector<std::string> streams_;
   std::vector<Collective> collectives_;
+  std::vector<int> fold_;
 };
 
 std::string_view ToString(TaskKind k);

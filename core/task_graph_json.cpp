@@ -44,6 +44,7 @@ std::string TaskGraphToJson(const TaskGraph& g) {
   j["format"] = "stratasim-taskgraph";
   j["version"] = 1;
   j["num_ranks"] = g.num_ranks();
+  if (!g.fold().empty()) j["fold"] = g.fold();
   j["streams"] = g.streams();
   Json cs = Json::array();
   for (const Collective& c : g.collectives()) {
@@ -62,6 +63,7 @@ std::string TaskGraphToJson(const TaskGraph& g) {
     Json o{{"id", t.id},         {"kind", ToString(t.kind)}, {"rank", t.rank},
            {"stream", t.stream}, {"iteration", t.iteration}, {"phase", ToString(t.phase)},
            {"name", t.name},     {"category", t.category},   {"deps", t.deps}};
+    if (t.mirror >= 0) o["mirror"] = t.mirror;
     switch (t.kind) {
       case TaskKind::kCompute:
         o["op"] = ToString(t.op);
@@ -149,6 +151,7 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
     t.name = Get<std::string>(o, "name", p);
     t.category = Get<std::string>(o, "category", p);
     t.deps = Get<std::vector<TaskId>>(o, "deps", p);
+    if (o.contains("mirror")) t.mirror = Get<TaskId>(o, "mirror", p);
     switch (t.kind) {
       case TaskKind::kCompute:
         t.op = internal::EnumFromString(kOpKinds, Get<std::string>(o, "op", p), p + ".op");
@@ -190,6 +193,13 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
   for (size_t i = 0; i < pending.size(); ++i) {
     if (g.collectives()[i].members != pending[i].members) {
       throw Error("$.collectives[" + std::to_string(i) + "].members: do not match the tasks");
+    }
+  }
+  if (j.contains("fold")) {
+    try {
+      g.SetFold(Get<std::vector<int>>(j, "fold", root));
+    } catch (const Error& e) {
+      throw Error(std::string("$.fold: ") + e.what());
     }
   }
   g.Validate();

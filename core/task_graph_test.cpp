@@ -93,6 +93,46 @@ TEST(TaskGraph, RejectsForwardDependenciesAndBadRanks) {
   EXPECT_THROW(g.AddDep(0, 0), Error);
 }
 
+TEST(TaskGraph, MirrorsAndFoldRoundTripAndAreChecked) {
+  TaskGraph g = Sample();
+  g.SetMirror(3, 2);
+  g.SetFold({0, 0});
+  const TaskGraph back = TaskGraphFromJson(TaskGraphToJson(g));
+  EXPECT_EQ(back.task(3).mirror, 2);
+  EXPECT_EQ(back.task(2).mirror, -1);
+  EXPECT_EQ(back.fold(), (std::vector<int>{0, 0}));
+  EXPECT_EQ(back.Representative(1), 0);
+  try {
+    g.SetMirror(2, 3);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "SetMirror: task 2 may only mirror an earlier task, not 3");
+  }
+  try {
+    g.SetFold({1, 0});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "fold: rank 0's representative 1 is not a rank that represents itself");
+  }
+  try {
+    g.SetFold({0});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "fold: 1 representatives for 2 ranks");
+  }
+  std::string text = TaskGraphToJson(g);
+  const std::string from = "\"mirror\":2";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "\"mirror\":5");
+  try {
+    TaskGraphFromJson(text);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mirror 5 is not an earlier task"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TaskGraph, RejectsCollectiveWithRepeatedRank) {
   TaskGraph g(2);
   Collective c;

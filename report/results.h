@@ -27,6 +27,14 @@ struct StrategyResult {
   // MoE strategies only: their iteration-time distribution, load balance and placement
   // figures (docs/moe.md).
   std::optional<MoeSummary> moe;
+  // How it was simulated (docs/scale.md): "folded: ..." or "full: <why not folded>", and the
+  // size of the run: tasks in the plan's graph, SimGrid activities and timers, distinct
+  // instants at which they ended, tasks fused into another's activity.
+  std::string fold;
+  long long tasks = 0;
+  long long activities = 0;
+  long long instants = 0;
+  long long fused_tasks = 0;
 };
 
 struct RunResults {

@@ -45,6 +45,13 @@ Json StrategyToJson(const StrategyResult& s) {
   j["oom_ranks"] = s.ok ? Json(m.oom_ranks) : Json::array();
   j["peak_memory_per_stage_bytes"] = s.ok ? Json(s.peak_memory_per_stage_bytes) : Json::array();
   if (s.ok && s.moe) j["moe"] = Json::parse(MoeSummaryJson(*s.moe));
+  j["fold"] = s.fold;
+  if (s.ok) {
+    j["simulation"] = {{"tasks", s.tasks},
+                       {"activities", s.activities},
+                       {"instants", s.instants},
+                       {"fused_tasks", s.fused_tasks}};
+  }
   j["notes"] = s.notes;
   return j;
 }
@@ -102,7 +109,7 @@ std::string ResultsToJson(const RunResults& r) {
 std::string ResultsToCsv(const RunResults& r) {
   std::string out =
       "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,mfu,"
-      "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,error\n";
+      "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error\n";
   for (const StrategyResult& s : r.strategies) {
     const Metrics& m = s.metrics;
     auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
@@ -111,7 +118,7 @@ std::string ResultsToCsv(const RunResults& r) {
            std::to_string(s.num_gpus) + "," + figure(m.iteration_time_s) + "," +
            figure(m.samples_per_s) + "," + figure(m.tokens_per_s) + "," + figure(m.tflops_per_gpu) +
            "," + figure(m.mfu) + "," + figure(m.hfu) + "," + figure(m.exposed_comm_fraction) + "," +
-           figure(m.idle_fraction) + "," + max_peak + "," +
+           figure(m.idle_fraction) + "," + max_peak + "," + CsvField(s.fold) + "," +
            (s.ok ? std::string() : CsvField(s.error)) + "\n";
   }
   return out;

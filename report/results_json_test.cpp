@@ -139,15 +139,15 @@ TEST(ResultsCsvTest, HeaderAndRows) {
   std::getline(in, row);
   EXPECT_EQ(header,
             "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,"
-            "mfu,hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,error");
-  EXPECT_EQ(row, "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,");
+            "mfu,hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error");
+  EXPECT_EQ(row, "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,");
 }
 
 TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
   std::string csv = ResultsToCsv(Example());
   // The failed row: name with a comma and quotes, error with a comma and a newline, and
   // empty figures.
-  EXPECT_NE(csv.find("\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,\"needs 4 GPUs,\nhas 2\"\n"),
+  EXPECT_NE(csv.find("\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\"\n"),
             std::string::npos)
       << csv;
   EXPECT_EQ(csv, ResultsToCsv(Example()));

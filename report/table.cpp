@@ -24,12 +24,19 @@ struct Column {
 // The figures columns follow `strategy` and `kind`; a failed row replaces all of them with
 // its error, so that the reader sees why instead of zeros that look like results.
 constexpr Column kColumns[] = {
-    {"strategy", Align::kLeft},        {"kind", Align::kLeft},
-    {"iter (ms)", Align::kRight},      {"samples/s", Align::kRight},
-    {"tokens/s", Align::kRight},       {"TFLOP/s/GPU", Align::kRight},
-    {"MFU %", Align::kRight},          {"HFU %", Align::kRight},
-    {"exposed comm %", Align::kRight}, {"exposed by kind %", Align::kLeft},
-    {"idle %", Align::kRight},         {"peak mem/GPU (GiB)", Align::kRight},
+    {"strategy", Align::kLeft},
+    {"kind", Align::kLeft},
+    {"iter (ms)", Align::kRight},
+    {"samples/s", Align::kRight},
+    {"tokens/s", Align::kRight},
+    {"TFLOP/s/GPU", Align::kRight},
+    {"MFU %", Align::kRight},
+    {"HFU %", Align::kRight},
+    {"exposed comm %", Align::kRight},
+    {"exposed by kind %", Align::kLeft},
+    {"idle %", Align::kRight},
+    {"peak mem/GPU (GiB)", Align::kRight},
+    {"sim", Align::kLeft},
     {"vs best", Align::kRight},
 };
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
@@ -113,6 +120,8 @@ std::vector<std::string> FormatRow(const StrategyResult& s, double best_time_s) 
       m.peak_memory_bytes.empty() ? "-" : Format("%.2f", MaxPeakMemoryBytes(m) / kGiB);
   if (!m.oom_ranks.empty()) memory += " OOM";
   row.push_back(memory);
+  // "folded" or "full" (docs/scale.md); why not folded is in the notes below the table.
+  row.push_back(s.fold.rfind("folded", 0) == 0 ? "folded" : "full");
   if (best_time_s > 0 && m.iteration_time_s > 0) {
     row.push_back(Format("%.2fx", m.iteration_time_s / best_time_s));
   } else {

@@ -74,15 +74,15 @@ TEST(TableTest, GoldenOutput) {
       "scenario: gpt-small | GPUs: 1 x 2 A100-SXM4-80GB | model: GPT 1.3B, seq 2048\n"
       "\n"
       "strategy          kind      iter (ms)  samples/s  tokens/s  TFLOP/s/GPU  MFU %  HFU %  "
-      "exposed comm %  exposed by kind %  idle %  peak mem/GPU (GiB)  vs best\n"
+      "exposed comm %  exposed by kind %  idle %  peak mem/GPU (GiB)  sim   vs best\n"
       "----------------  --------  ---------  ---------  --------  -----------  -----  -----  "
-      "--------------  -----------------  ------  ------------------  -------\n"
+      "--------------  -----------------  ------  ------------------  ----  -------\n"
       "ddp               data         500.00      128.0    262144        100.0   32.1   42.7  "
-      "          12.5  dp 10.0 tp 2.5        5.0               30.00    1.11x\n"
+      "          12.5  dp 10.0 tp 2.5        5.0               30.00  full    1.11x\n"
       "zero-offload-off  sharded      400.00      160.0    327680        125.0   40.1   53.4  "
-      "          12.5  dp 10.0 tp 2.5        5.0           90.00 OOM    0.89x\n"
+      "          12.5  dp 10.0 tp 2.5        5.0           90.00 OOM  full    0.89x\n"
       "megatron-tp2      tensor       450.00      142.2    291271        111.1   35.6   47.5  "
-      "          12.5  dp 10.0 tp 2.5        5.0               20.00    1.00x\n"
+      "          12.5  dp 10.0 tp 2.5        5.0               20.00  full    1.00x\n"
       "gpipe             pipeline  FAILED: 4 stages need 4 GPUs, the cluster has 2\n"
       "\n"
       "  zero-offload-off: OOM on rank 0: peak 90.0 GiB\n"
@@ -96,7 +96,7 @@ TEST(TableTest, HasEveryColumn) {
   std::string table = FormatComparisonTable(Example());
   for (const char* column :
        {"strategy", "kind", "iter (ms)", "samples/s", "tokens/s", "TFLOP/s/GPU", "MFU %", "HFU %",
-        "exposed comm %", "exposed by kind %", "idle %", "peak mem/GPU (GiB)", "vs best"}) {
+        "exposed comm %", "exposed by kind %", "idle %", "peak mem/GPU (GiB)", "sim", "vs best"}) {
     EXPECT_NE(table.find(column), std::string::npos) << column;
   }
 }

@@ -108,6 +108,10 @@ class Executor {
       std::sort(preds.begin(), preds.end());
       preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
       for (TaskId d : preds) AddEdge(d, t.id);
+      if (t.mirror >= 0) {  // waits for its counterpart's start (Task::mirror)
+        mirrors_[t.mirror].push_back(t.id);
+        ++pending_[t.id];
+      }
       prev = t.id;
       records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
     }
@@ -236,6 +240,14 @@ class Executor {
     const Task& t = g_.task(id);
     TraceRecord& rec = records_[id];
     rec.start_s = rec.peers_joined_s = Now();
+    if (!mirrors_.empty()) {
+      auto it = mirrors_.find(id);
+      if (it != mirrors_.end()) {
+        for (TaskId m : it->second) {
+          if (--pending_[m] == 0) ready_.push_back(m);
+        }
+      }
+    }
     switch (t.kind) {
       case TaskKind::kMemory:
         done_queue_.push_back(id);
@@ -292,7 +304,7 @@ class Executor {
         if (successors_[cur].size() != 1) break;
         const TaskId next = successors_[cur][0];
         const Task& n = g_.task(next);
-        if (pending_[next] != 1 || n.rank != t.rank ||
+        if (pending_[next] != 1 || n.rank != t.rank || mirrors_.count(next) > 0 ||
             (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory)) {
           break;
         }
@@ -648,8 +660,9 @@ class Executor {
     std::vector<std::pair<TaskId, double>> parts;
   };
   std::vector<char> fusible_rank_;
+  std::unordered_map<TaskId, std::vector<TaskId>> mirrors_;  // a task -> the mirrors it starts
   std::vector<FusedChain> fused_chains_;
-  std::vector<int> free_chains_;  // slots of fused_chains_ to reuse
+  std::vector<int> free_chains_;                        // slots of fused_chains_ to reuse
   std::vector<std::pair<TaskId, double>> fused_parts_;  // scratch
   long long fused_tasks_ = 0;                           // tasks that ran inside another's Exec
   std::vector<int> pending_;

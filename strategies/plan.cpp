@@ -39,7 +39,16 @@ std::vector<std::string> StrategyKinds() {
 
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
   for (const Entry& e : kPlanners) {
-    if (spec.kind == e.kind) return e.plan(s, spec);
+    if (spec.kind != e.kind) continue;
+    Plan plan = e.plan(s, spec);
+    if (plan.fold.empty()) {
+      // Planners that do not fold say nothing; the report says why they ran in full.
+      const bool moe = s.model.kind == "moe";
+      plan.fold = !s.simulation.fold ? "full: simulation.fold is off"
+                  : moe              ? "full: MoE routing differs per GPU"
+                                     : "full: folding is implemented for kinds pipeline and 3d";
+    }
+    return plan;
   }
   std::string known;
   for (const std::string& k : StrategyKinds()) known += (known.empty() ? "" : ", ") + k;

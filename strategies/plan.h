@@ -24,6 +24,8 @@ struct Plan {
   // Figures the planner decided that the trace cannot show, by name (MoE: "moe.load_std_before"
   // and the others docs/moe.md lists), for the report.
   std::map<std::string, double> figures;
+  // Whether the graph is folded (strategies/fold.h): "folded: ..." or "full: <why not>".
+  std::string fold;
 };
 
 // Plans strategy `spec` of scenario `s`: warm-up + measured iterations of the training step.

@@ -8,6 +8,7 @@
 
 #include "core/units.h"
 #include "models/memory.h"
+#include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 #include "strategies/parallel_layout.h"
@@ -213,13 +214,29 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
                             BytesPerElement(tr.precision));
   const double grad_bytes = TrainingBytesPerParam(tr.precision);
   plan.rank_stage.assign(gpus, 0);
+  for (int r = 0; r < d; ++r) {
+    for (int st = 0; st < p; ++st) {
+      for (int x = 0; x < t; ++x) plan.rank_stage[layout.Rank(r, st, x)] = st;
+    }
+  }
+
+  // Folding (strategies/fold.h): replicas are blocks of t x p consecutive ranks only in rank
+  // order tpd. Replicas [0, emitted) are planned in full; the others only as mirrors of the
+  // traffic that can meet another block's.
+  FoldDecision folding = DecideFold(s, ReplicaLayout{d, t * p, t});
+  if (folding.fold && o.order != "tpd") {
+    folding = FoldDecision{false, d, 0, "rank order " + o.order + " interleaves the replicas"};
+  }
+  const bool fold = folding.fold;
+  const int emitted = folding.block_replicas;
+  const int block = folding.block_gpus;
+  const auto server_of = [&](int rank) { return s.cluster.Locate(rank).server; };
 
   const bool two_bw = o.schedule == "pipedream_2bw";
-  for (int r = 0; r < d; ++r) {
+  for (int r = 0; r < emitted; ++r) {
     for (int st = 0; st < p; ++st) {
       for (int x = 0; x < t; ++x) {
         TaskPlace at{layout.Rank(r, st, x), compute, 0, ""};
-        plan.rank_stage[at.rank] = st;
         AddModelStates(g, at, stage_params[st], tr.precision);
         if (two_bw) {
           // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
@@ -246,7 +263,7 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   std::vector<TaskId> cur(gpus, -1);  // per rank: the task the next one follows
   for (int round = 0; round < rounds; ++round) {
     const int seq = two_bw ? m * iterations : m;  // micro-batches in this round
-    std::vector<std::vector<Item>> lanes(static_cast<size_t>(d) * p);
+    std::vector<std::vector<Item>> lanes(static_cast<size_t>(emitted) * p);
     for (int st = 0; st < p; ++st) {
       std::vector<Item> items;
       std::map<std::pair<int, int>, size_t> last_bwd;  // (iteration, chunk) -> index
@@ -261,7 +278,7 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
       }
       for (const auto& [key, index] : last_bwd) items[index].last_backward = true;
       if (!two_bw) items.push_back({Item::kStep, 0, 0, round});
-      for (int r = 0; r < d; ++r) lanes[r * p + st] = items;
+      for (int r = 0; r < emitted; ++r) lanes[r * p + st] = items;
     }
     std::vector<size_t> next(lanes.size(), 0);
     // Per lane and tensor index: the lane's last backward kernel.
@@ -284,7 +301,7 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
       if (it.kind == Item::kBackward) {
         return j == chunks - 1 || grad_in[slot(r, it.micro_batch, j, 0)] >= 0;
       }
-      for (int q = 0; q < d; ++q) {  // the step waits for every replica of the stage
+      for (int q = 0; q < emitted; ++q) {  // the step waits for every replica of the stage
         const int other = q * p + st;
         if (next[other] >= lanes[other].size()) return false;
         const Item& oi = lanes[other][next[other]];
@@ -310,8 +327,21 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         send.name = at.prefix + "send_" + what;
         recv.name = at.prefix + "recv_" + what;
         send.deps = {cur[send.rank]};
-        into[first_slot + x] =
-            g.AddTransfer(send.rank, recv.rank, bytes * send_fraction, send, recv).second;
+        const auto [s_id, r_id] =
+            g.AddTransfer(send.rank, recv.rank, bytes * send_fraction, send, recv);
+        into[first_slot + x] = r_id;
+        // The folded replicas' copies of a transfer that leaves its server.
+        if (!fold || server_of(send.rank) == server_of(recv.rank)) continue;
+        for (int q = r + emitted; q < d; q += emitted) {
+          send.rank = layout.Rank(q, from, x);
+          recv.rank = layout.Rank(q, to, x);
+          send.deps = {};
+          const auto [ms, mr] =
+              g.AddTransfer(send.rank, recv.rank, bytes * send_fraction, send, recv);
+          // Its counterpart: the block-0 transfer at the same position, replica q mod emitted.
+          g.SetMirror(ms, s_id);
+          g.SetMirror(mr, r_id);
+        }
       }
     };
 
@@ -335,7 +365,13 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
       const std::vector<TaskId> member_of =
           AddGroupCollectives(g, {ranks}, CollectiveKind::kAllReduce, bytes, tr.precision, dp,
                               iteration, name, after_of);
-      for (int r : ranks) dp_members[r].push_back(member_of[r]);
+      for (int r : ranks) {
+        if (fold && r >= block) {
+          g.SetMirror(member_of[r], member_of[r % block]);
+        } else {
+          dp_members[r].push_back(member_of[r]);
+        }
+      }
     };
 
     // Every replica produced chunk j's final gradients: all-reduce them bucket by bucket.
@@ -347,7 +383,8 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         for (int x = 0; x < t; ++x) {
           std::vector<TaskId> after(d);
           for (int q = 0; q < d; ++q) {
-            after[q] = ready_by_replica[q][(b.ready_after_layer - first) * t + x];
+            after[q] =
+                q < emitted ? ready_by_replica[q][(b.ready_after_layer - first) * t + x] : -1;
           }
           all_reduce(layout.DataGroup(st, x), b.params * grad_bytes, iteration,
                      "it" + Str(iteration) + "/allreduce/chunk" + Str(j) + "/bucket" + Str(k),
@@ -398,7 +435,7 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         }
         if (overlap && it.last_backward) {
           auto& per_replica = grads[{st, j, it.iteration}];
-          per_replica.resize(d);
+          per_replica.resize(emitted);
           per_replica[r] = ready_after;
           bool all = true;
           for (const auto& ready_of : per_replica) all = all && !ready_of.empty();
@@ -415,12 +452,13 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         if (d > 1 && !overlap) {
           for (int x = 0; x < t; ++x) {
             std::vector<TaskId> after(d);
-            for (int q = 0; q < d; ++q) after[q] = lane_last[(q * p + st) * t + x];
+            for (int q = 0; q < d; ++q)
+              after[q] = q < emitted ? lane_last[(q * p + st) * t + x] : -1;
             all_reduce(layout.DataGroup(st, x), stage_params[st] * grad_bytes, iteration,
                        "it" + Str(iteration) + "/allreduce/stage" + Str(st), after);
           }
         }
-        for (int q = 0; q < d; ++q) {
+        for (int q = 0; q < emitted; ++q) {
           const int other = q * p + st;
           for (int x = 0; x < t; ++x) {
             const int rank = layout.Rank(q, st, x);
@@ -453,6 +491,11 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
       if (!done && !progress) throw Error("pipeline schedule " + o.schedule + " deadlocked");
     }
   }
+
+  if (fold) g.SetFold(FoldRepresentatives(gpus, block));
+  plan.fold = fold ? "folded: " + Str(gpus / block) + " blocks of " + Str(emitted) +
+                         " replica(s) (" + Str(block) + " GPUs) simulated as 1"
+                   : "full: " + folding.refusal;
 
   std::string split;
   for (int j = 0; j < chunks; ++j) split += (j ? "," : "") + Str(bounds[j + 1] - bounds[j]);
