@@ -120,6 +120,9 @@ int Validate(const ValidateOptions& o) {
   }
   Scenario sv = s;
   sv.cluster = ValidationCluster(*backend, gpus);
+  // Real hardware runs every rank's work: the plan compared with it is the unfolded one
+  // (docs/scale.md), so that both executors run the very same graph.
+  sv.simulation.fold = false;
   if (!o.calibration.empty()) sv.simulation.calibration = LoadCalibrationFile(o.calibration);
 
   // Plan every chosen strategy first, so that a bad option fails before anything runs.
