@@ -46,12 +46,10 @@ Json StrategyToJson(const StrategyResult& s) {
   j["peak_memory_per_stage_bytes"] = s.ok ? Json(s.peak_memory_per_stage_bytes) : Json::array();
   if (s.ok && s.moe) j["moe"] = Json::parse(MoeSummaryJson(*s.moe));
   j["fold"] = s.fold;
-  if (s.ok) {
-    j["simulation"] = {{"tasks", s.tasks},
-                       {"activities", s.activities},
-                       {"instants", s.instants},
-                       {"fused_tasks", s.fused_tasks}};
-  }
+  j["simulation"] = {{"tasks", s.tasks},
+                     {"activities", s.activities},
+                     {"instants", s.instants},
+                     {"fused_tasks", s.fused_tasks}};
   j["notes"] = s.notes;
   return j;
 }

@@ -68,7 +68,7 @@ TEST(ResultsJsonTest, ParsesBackWithEveryKeyInOrder) {
                          "tokens_per_s", "model_flops_per_iteration", "tflops_per_gpu", "mfu",
                          "hfu", "exposed_comm_fraction", "exposed_comm_by_category",
                          "idle_fraction", "peak_memory_bytes", "max_peak_memory_bytes", "oom_ranks",
-                         "peak_memory_per_stage_bytes", "notes"}));
+                         "peak_memory_per_stage_bytes", "fold", "simulation", "notes"}));
   // A failed strategy has the same keys plus "error" after "ok".
   ok_keys.insert(ok_keys.begin() + 3, "error");
   EXPECT_EQ(Keys(j["strategies"][1]), ok_keys);
