@@ -1,7 +1,7 @@
 // stratasim: which parallel-training strategy is fastest on this cluster, for this model.
 //
 //   stratasim run SCENARIO.yaml [--out DIR] [--strategy NAME]... [--write-graphs] [--no-traces]
-//                 [--calibration FILE]
+//                 [--calibration FILE] [-j N]
 //   stratasim replay SCENARIO.yaml GRAPH.json [--out DIR]
 //   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
 //   stratasim validate SCENARIO.yaml [--backend host|cuda] [--out DIR] [...]
@@ -10,6 +10,9 @@
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated (the others' results
 // are written); 2 bad input (scenario, options, command line); 3 an output could not be written.
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
@@ -63,6 +66,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Each simulation process holds its own executor state: more processes than this only
+// multiply memory.
+constexpr int kMaxJobs = 256;
+
+int DefaultJobs() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores < 1 ? 1 : static_cast<int>(std::min<long>(cores, kMaxJobs));
+}
+
 po::variables_map Parse(const std::vector<std::string>& args, const po::options_description& opts,
                         const po::positional_options_description& pos) {
   po::variables_map vm;
@@ -99,7 +111,10 @@ int Run(const std::vector<std::string>& args) {
       "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json")(
       "no-traces", po::bool_switch(), "do not write the Chrome traces (<name>.trace.json)")(
       "calibration", po::value<std::string>(),
-      "calibration file (written by validate mode); overrides the scenario's");
+      "calibration file (written by validate mode); overrides the scenario's")(
+      "jobs,j", po::value<int>()->default_value(DefaultJobs()),
+      "strategies simulated at once, each in its own process (default: the machine's cores); "
+      "the outputs do not depend on it");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
@@ -108,6 +123,11 @@ int Run(const std::vector<std::string>& args) {
     return 0;
   }
   po::variables_map vm = Parse(args, opts, pos);
+  const int jobs = vm["jobs"].as<int>();
+  if (jobs < 1 || jobs > kMaxJobs) {
+    throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
+                     std::to_string(kMaxJobs) + "]");
+  }
   Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
   if (vm.count("calibration")) {
     s.simulation.calibration = LoadCalibrationFile(vm["calibration"].as<std::string>());
@@ -116,7 +136,7 @@ int Run(const std::vector<std::string>& args) {
                                             ? vm["strategy"].as<std::vector<std::string>>()
                                             : std::vector<std::string>{};
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : DefaultOutDir(s);
-  std::vector<StrategyRun> runs = RunStrategies(s, only);
+  std::vector<StrategyRun> runs = RunStrategies(s, only, jobs);
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);

@@ -47,7 +47,8 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
   return per_stage;
 }
 
-std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only) {
+std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
+                                       int jobs) {
   std::vector<const StrategySpec*> chosen;
   for (const std::string& name : only) {
     auto it = std::find_if(s.strategies.begin(), s.strategies.end(),
@@ -81,46 +82,72 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     planned.push_back(std::move(p));
   }
 
-  std::vector<StrategyRun> runs;
-  for (Planned& p : planned) {
-    StrategyRun run;
-    run.result.name = p.spec->name;
-    run.result.kind = p.spec->kind;
-    run.result.num_gpus = s.cluster.NumGpus();
-    if (p.plan) {
+  // Simulations run in child processes (sim/executor.h), up to `jobs` at once; results are
+  // kept in the scenario's order, so the outputs do not depend on `jobs`.
+  std::vector<StrategyRun> runs(planned.size());
+  auto finish = [&](size_t i, ExecutionTrace trace) {
+    Planned& p = planned[i];
+    StrategyRun& run = runs[i];
+    run.trace = std::move(trace);
+    run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
+                          p.plan->tokens_per_sample);
+    run.result.notes = p.plan->notes;
+    run.result.fold = p.plan->fold;
+    if (run.result.fold.rfind("full: ", 0) == 0 &&
+        run.result.fold.find("implemented for kinds") == std::string::npos) {
+      run.result.notes.push_back("simulated in " + run.result.fold);
+    } else if (run.result.fold.rfind("folded", 0) == 0) {
+      run.result.notes.push_back(run.result.fold);
+    }
+    run.result.tasks = static_cast<long long>(p.plan->graph.tasks().size());
+    run.result.activities = run.trace.activities;
+    run.result.instants = run.trace.instants;
+    run.result.fused_tasks = run.trace.fused_tasks;
+    if (HasMoeFigures(p.plan->figures)) {
+      run.result.moe =
+          SummarizeMoe(p.plan->graph, run.trace, s.training.warmup_iterations,
+                       s.training.measured_iterations, p.plan->figures, run.result.metrics);
+    }
+    run.result.peak_memory_per_stage_bytes =
+        PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
+    run.graph = std::move(p.plan->graph);
+  };
+  std::vector<sim::SimulationProcess> running;
+  std::vector<size_t> running_index;
+  size_t next = 0;
+  const size_t max_jobs = static_cast<size_t>(std::max(1, jobs));
+  while (next < planned.size() || !running.empty()) {
+    while (next < planned.size() && running.size() < max_jobs) {
+      const size_t i = next++;
+      if (!planned[i].plan) continue;
       try {
-        run.trace = sim::Simulate(p.plan->graph, s.cluster, s.simulation);
-        run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
-                              p.plan->tokens_per_sample);
-        run.result.notes = p.plan->notes;
-        run.result.fold = p.plan->fold;
-        if (run.result.fold.rfind("full: ", 0) == 0 &&
-            run.result.fold.find("implemented for kinds") == std::string::npos) {
-          run.result.notes.push_back("simulated in " + run.result.fold);
-        } else if (run.result.fold.rfind("folded", 0) == 0) {
-          run.result.notes.push_back(run.result.fold);
-        }
-        run.result.tasks = static_cast<long long>(p.plan->graph.tasks().size());
-        run.result.activities = run.trace.activities;
-        run.result.instants = run.trace.instants;
-        run.result.fused_tasks = run.trace.fused_tasks;
-        if (HasMoeFigures(p.plan->figures)) {
-          run.result.moe =
-              SummarizeMoe(p.plan->graph, run.trace, s.training.warmup_iterations,
-                           s.training.measured_iterations, p.plan->figures, run.result.metrics);
-        }
-        run.result.peak_memory_per_stage_bytes =
-            PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
-        run.graph = std::move(p.plan->graph);
+        running.push_back(sim::StartSimulation(planned[i].plan->graph, s.cluster, s.simulation));
+        running_index.push_back(i);
       } catch (const Error& e) {
-        p.error = e.what();
+        planned[i].error = e.what();
       }
     }
-    if (!p.error.empty()) {
-      run.result.ok = false;
-      run.result.error = p.error;
+    if (running.empty()) continue;
+    const size_t k = sim::WaitForAnySimulation(running);
+    const size_t i = running_index[k];
+    sim::SimulationProcess process = running[k];
+    running.erase(running.begin() + static_cast<long>(k));
+    running_index.erase(running_index.begin() + static_cast<long>(k));
+    try {
+      finish(i, sim::FinishSimulation(process));
+    } catch (const Error& e) {
+      planned[i].error = e.what();
     }
-    runs.push_back(std::move(run));
+  }
+  for (size_t i = 0; i < planned.size(); ++i) {
+    StrategyRun& run = runs[i];
+    if (planned[i].error.empty()) continue;
+    run.result = StrategyResult{};
+    run.result.name = planned[i].spec->name;
+    run.result.kind = planned[i].spec->kind;
+    run.result.num_gpus = s.cluster.NumGpus();
+    run.result.ok = false;
+    run.result.error = planned[i].error;
   }
   return runs;
 }

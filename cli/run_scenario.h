@@ -21,8 +21,10 @@ struct StrategyRun {
 
 // Plans every strategy first (so that a bad option fails before any simulation runs:
 // ConfigError propagates), then simulates each; a strategy that cannot be planned or
-// simulated (stratasim::Error) is recorded as failed, and the others still run.
-std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only);
+// simulated (stratasim::Error) is recorded as failed, and the others still run. Up to `jobs`
+// simulations run at once, each in its own process; the results do not depend on `jobs`.
+std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
+                                       int jobs = 1);
 
 // Metrics of one simulated plan of scenario `s`.
 StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,

@@ -11,6 +11,8 @@
 #ifndef STRATASIM_SIM_EXECUTOR_H_
 #define STRATASIM_SIM_EXECUTOR_H_
 
+#include <vector>
+
 #include "core/cluster.h"
 #include "core/scenario.h"
 #include "core/task_graph.h"
@@ -21,6 +23,19 @@ namespace stratasim::sim {
 // Runs the simulation in a child process, since SimGrid allows one Engine per process; callable
 // any number of times. Throws stratasim::Error with the child's message when it fails.
 ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec);
+
+// Simulate() in two halves, to run several simulations at once (`stratasim run -j N`):
+// StartSimulation forks the child and returns at once; WaitForAnySimulation blocks until one
+// of `running` has its reply ready and returns its index; FinishSimulation reads that reply
+// and reaps the child (blocking until it is done). Each started process must be finished.
+struct SimulationProcess {
+  int pid = -1;
+  int fd = -1;  // the read end of the child's reply pipe
+};
+SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster,
+                                  const SimulationSpec& spec);
+size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running);
+ExecutionTrace FinishSimulation(SimulationProcess& p);
 
 // Runs the simulation in this process: at most once per process.
 ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,

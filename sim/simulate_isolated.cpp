@@ -1,6 +1,7 @@
 // Simulate(): one SimGrid run in a forked child process, its trace handed back over a pipe.
 // SimGrid 3.32 allows one Engine per process and aborts (rather than throws) on some errors;
 // a child keeps both from reaching the caller.
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,8 +56,8 @@ std::string ReadAll(int fd) {
 
 }  // namespace
 
-ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
-                        const SimulationSpec& spec) {
+SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster,
+                                  const SimulationSpec& spec) {
   int fds[2];
   if (pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would flush the parent's buffered output again
@@ -81,6 +82,26 @@ ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
+  return SimulationProcess{pid, fds[0]};
+}
+
+size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
+  std::vector<pollfd> fds;
+  for (const SimulationProcess& p : running) fds.push_back(pollfd{p.fd, POLLIN, 0});
+  for (;;) {
+    const int n = poll(fds.data(), fds.size(), -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(std::string("cannot wait for the simulations: ") + std::strerror(errno));
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) return i;  // data, or the child closed its end
+    }
+  }
+}
+
+ExecutionTrace FinishSimulation(SimulationProcess& p) {
+  const pid_t pid = p.pid;
+  int fds[1] = {p.fd};
+  p = SimulationProcess{};
   char tag = 0;
   const bool got_tag = ReadExact(fds[0], &tag, 1);
   ExecutionTrace trace;
@@ -111,6 +132,12 @@ ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
   return trace;
+}
+
+ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,
+                        const SimulationSpec& spec) {
+  SimulationProcess p = StartSimulation(g, cluster, spec);
+  return FinishSimulation(p);
 }
 
 }  // namespace stratasim::sim

@@ -46,7 +46,7 @@ Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
       const bool moe = s.model.kind == "moe";
       plan.fold = !s.simulation.fold ? "full: simulation.fold is off"
                   : moe              ? "full: MoE routing differs per GPU"
-                                     : "full: folding is implemented for kinds pipeline and 3d";
+                        : "full: folding is implemented for kinds ddp, tensor, pipeline and 3d";
     }
     return plan;
   }

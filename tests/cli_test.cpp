@@ -228,6 +228,27 @@ TEST(Cli, CalibrationFileChangesTheSimulatedTime) {
   fs::remove_all(d);
 }
 
+TEST(Cli, ParallelJobsGiveByteIdenticalOutputs) {
+  const std::string gpt3d = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  const fs::path a = TempDir("jobs-1"), b = TempDir("jobs-3");
+  ASSERT_EQ(RunCli("run " + gpt3d + " -j 1 --out " + a.string()).status, 0);
+  const Result parallel = RunCli("run " + gpt3d + " --jobs 3 --out " + b.string());
+  ASSERT_EQ(parallel.status, 0) << parallel.output;
+  EXPECT_EQ(Slurp(a / "results.json"), Slurp(b / "results.json"));
+  EXPECT_EQ(Slurp(a / "results.csv"), Slurp(b / "results.csv"));
+  EXPECT_EQ(Slurp(a / "ddp-overlap-25MiB.trace.json"), Slurp(b / "ddp-overlap-25MiB.trace.json"));
+  EXPECT_EQ(Slurp(a / "ddp-no-overlap.trace.json"), Slurp(b / "ddp-no-overlap.trace.json"));
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+TEST(Cli, JobsOutOfRangeIsAUsageError) {
+  const Result zero = RunCli("run " + kQuickstart + " -j 0");
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.output.find("stratasim run: --jobs 0: must be in [1, 256]"), std::string::npos)
+      << zero.output;
+}
+
 TEST(Cli, UsageErrors) {
   EXPECT_EQ(RunCli("").status, 2);
   const Result unknown = RunCli("frobnicate");

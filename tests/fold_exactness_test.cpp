@@ -108,13 +108,20 @@ TEST(FoldExactness, DataParallelOnOversubscribedLeafSpine) {
   EXPECT_EQ(dp.fold, "folded: 4 blocks of 8 replica(s) (8 GPUs) simulated as 1");
   const Outcome ddp =
       ExpectSame(Cluster(4, net) + kModel + "strategies:\n  - {name: ddp, kind: ddp}\n");
-  EXPECT_EQ(ddp.fold, "full: folding is implemented for kinds pipeline and 3d");
+  EXPECT_EQ(ddp.fold, "folded: 4 blocks of 8 replica(s) (8 GPUs) simulated as 1");
+}
+
+TEST(FoldExactness, TensorWithSequenceParallelism) {
+  const Outcome o = ExpectSame(
+      Cluster(2, "{kind: single_switch, latency: \"1us\"}") + kModel +
+      "strategies:\n  - {name: tp, kind: tensor, options: {degree: 4, sequence_parallel: true}}\n");
+  EXPECT_EQ(o.fold, "folded: 2 blocks of 2 replica(s) (8 GPUs) simulated as 1");
 }
 
 TEST(FoldExactness, ZeroThree) {
   const Outcome o = ExpectSame(Cluster(2, "{kind: single_switch, latency: \"1us\"}") + kModel +
                                "strategies:\n  - {name: z, kind: zero3}\n");
-  EXPECT_EQ(o.fold, "full: folding is implemented for kinds pipeline and 3d");
+  EXPECT_EQ(o.fold, "full: folding is implemented for kinds ddp, tensor, pipeline and 3d");
 }
 
 TEST(FoldExactness, FoldingShrinksTheGraph) {

@@ -8,6 +8,7 @@
 #include "models/memory.h"
 #include "models/workload.h"
 #include "strategies/batching.h"
+#include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
@@ -53,13 +54,21 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   const int comm = g.Stream("comm");
   std::vector<int> all(gpus);
   for (int r = 0; r < gpus; ++r) all[r] = r;
+  // Folding (strategies/fold.h): the GPUs of the first server(s) compute; the others keep their
+  // members of the all-reduces as mirrors.
+  const FoldDecision folding = DecideFold(s, ReplicaLayout{gpus, 1, 1});
+  const int block = folding.fold ? folding.block_gpus : gpus;
+  plan.fold = folding.fold ? "folded: " + std::to_string(gpus / block) + " blocks of " +
+                                 std::to_string(block) + " replica(s) (" + std::to_string(block) +
+                                 " GPUs) simulated as 1"
+                           : "full: " + folding.refusal;
 
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {
     // grads_ready[r][layer]: the task after which rank r's gradients of `layer` are final.
     std::vector<std::vector<TaskId>> grads_ready(gpus, std::vector<TaskId>(w.layers.size(), -1));
     std::vector<TaskId> backward_end(gpus, -1);
-    for (int r = 0; r < gpus; ++r) {
+    for (int r = 0; r < block; ++r) {
       TaskPlace at{r, compute, it, ""};
       if (it == 0) {
         AddModelStates(g, at, w.params, tr.precision);
@@ -96,12 +105,17 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
       member.name = "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k);
       std::vector<TaskId> ids = g.AddCollective(c, member);
       for (int r = 0; r < gpus; ++r) {
-        g.AddDep(ids[r], overlap ? grads_ready[r][buckets[k].ready_after_layer] : backward_end[r]);
+        if (r >= block) {
+          g.SetMirror(ids[r], ids[r % block]);
+        } else {
+          g.AddDep(ids[r],
+                   overlap ? grads_ready[r][buckets[k].ready_after_layer] : backward_end[r]);
+        }
       }
       bucket_members.push_back(std::move(ids));
     }
 
-    for (int r = 0; r < gpus; ++r) {
+    for (int r = 0; r < block; ++r) {
       Task step = AdamStepTask(w.params, tr.precision);
       step.rank = r;
       step.stream = compute;
@@ -112,6 +126,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   plan.notes.push_back(std::to_string(micro_batches) + " micro-batch(es) of " +
                        std::to_string(tr.micro_batch) + " per GPU per iteration");
   plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +

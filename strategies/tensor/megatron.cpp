@@ -8,6 +8,7 @@
 #include "models/ops.h"
 #include "models/recompute.h"
 #include "strategies/batching.h"
+#include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 #include "strategies/tensor/tp_layer.h"
@@ -133,11 +134,19 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   TensorLayerEmitter em(
       g, tr.precision, compute, sp,
       static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision));
+  // Folding (strategies/fold.h): only the first block of replicas computes; the others keep
+  // their members of the data-parallel all-reduces as mirrors.
+  const FoldDecision folding = DecideFold(s, ReplicaLayout{d, t, t});
+  const int block = folding.fold ? folding.block_gpus : gpus;
+  plan.fold = folding.fold ? "folded: " + std::to_string(gpus / block) + " blocks of " +
+                                 std::to_string(folding.block_replicas) + " replica(s) (" +
+                                 std::to_string(block) + " GPUs) simulated as 1"
+                           : "full: " + folding.refusal;
   std::vector<std::vector<int>> tensor_groups;
   std::vector<TaskId> last(gpus, -1);
   const int comm = g.Stream("comm");
   bool crosses_servers = false;
-  for (int k = 0; k < d; ++k) {
+  for (int k = 0; k < block / t; ++k) {
     std::vector<int> ranks;
     for (int j = 0; j < t; ++j) ranks.push_back(k * t + j);
     crosses_servers = crosses_servers || s.cluster.Locate(ranks.front()).server !=
@@ -152,7 +161,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {
     if (it == 0) {
-      for (int r = 0; r < gpus; ++r) {
+      for (int r = 0; r < block; ++r) {
         AddModelStates(g, TaskPlace{r, compute, 0, ""}, w.params, tr.precision);
       }
     }
@@ -177,9 +186,11 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
                                 buckets[k].params * grad_bytes, tr.precision, comm, it,
                                 "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k),
                                 grads_ready[buckets[k].ready_after_layer]));
+        for (int r = block; r < gpus; ++r)
+          g.SetMirror(reduced.back()[r], reduced.back()[r % block]);
       }
     }
-    for (int r = 0; r < gpus; ++r) {
+    for (int r = 0; r < block; ++r) {
       Task step = AdamStepTask(w.params, tr.precision);
       step.rank = r;
       step.stream = compute;
@@ -190,6 +201,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   char buf[240];
   std::snprintf(buf, sizeof buf,
                 "tensor parallel t=%d%s x data parallel d=%d; %d micro-batch(es) of %d per "
