@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 #include "models/workload.h"
@@ -47,6 +49,52 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
   return per_stage;
 }
 
+double AvailableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    double kib = 0;
+    if (fields >> kib) return kib * 1024;
+  }
+  return 0;
+}
+
+namespace {
+
+// Why a plan that passed its task limit was refused, and what would help.
+std::string TooLarge(const Scenario& s, const StrategySpec& spec, long long limit, bool automatic,
+                     double available) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "more than %lld tasks (over %.1f GB to simulate, at ~%.0f bytes a task)",
+                limit, limit * kBytesPerTaskEstimate / 1e9, kBytesPerTaskEstimate);
+  std::string why = "the plan needs " + std::string(buf);
+  if (automatic) {
+    std::snprintf(buf, sizeof buf, "%.1f GB", available / 1e9);
+    why += ", more than the memory available to this run (" + std::string(buf) +
+           "; simulation.max_tasks: auto)";
+  } else {
+    why += ", over simulation.max_tasks";
+  }
+  why += ". What would help: ";
+  const bool folds = spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" ||
+                     spec.kind == "3d";
+  if (folds && !s.simulation.fold) {
+    why += "simulation.fold: auto (simulates one block of identical replicas); ";
+  } else if (folds) {
+    why += "a placement that folds (one server group, rank order tpd: docs/scale.md); ";
+  }
+  why += "fewer iterations (training.iterations, now " +
+         std::to_string(s.training.warmup_iterations) + " warm-up + " +
+         std::to_string(s.training.measured_iterations) +
+         " measured); fewer micro-batches (a smaller global_batch or a larger micro_batch); "
+         "fewer layers";
+  return why;
+}
+
+}  // namespace
+
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
                                        int jobs) {
   std::vector<const StrategySpec*> chosen;
@@ -69,13 +117,27 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     std::optional<Plan> plan;
     std::string error;
   };
+  // Every plan is built before any simulation runs, so they share one task budget: the
+  // scenario's simulation.max_tasks, or what the available memory holds.
+  const bool automatic = s.simulation.max_tasks <= 0;
+  const double available = automatic ? AvailableMemoryBytes() : 0;
+  long long budget = automatic ? static_cast<long long>(
+                                     std::min(available / kBytesPerTaskEstimate, 2147483647.0))
+                               : s.simulation.max_tasks;
+  if (automatic && available <= 0) budget = 0x7fffffff;  // unknown: TaskIds' own limit
+  Scenario limited = s;
   std::vector<Planned> planned;
   for (const StrategySpec* spec : chosen) {
     Planned p{spec, std::nullopt, ""};
+    const long long limit = std::max<long long>(budget, 1);
+    limited.simulation.max_tasks = limit;
     try {
-      p.plan = PlanStrategy(s, *spec);
+      p.plan = PlanStrategy(limited, *spec);
+      budget -= static_cast<long long>(p.plan->graph.tasks().size());
     } catch (const ConfigError&) {
       throw;
+    } catch (const TaskLimitError& e) {
+      p.error = TooLarge(s, *spec, e.limit(), automatic, available);
     } catch (const Error& e) {
       p.error = e.what();
     }

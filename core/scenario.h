@@ -112,6 +112,10 @@ struct SimulationSpec {
   // activity, the parts' times following from their durations.
   bool fold = true;
   bool fuse = true;
+  // Largest task graph a strategy may build (docs/scale.md); 0 ("auto"): what the memory
+  // available when the run starts holds, at kBytesPerTaskEstimate each. A plan that passes it
+  // is refused with advice instead of running the machine out of memory.
+  long long max_tasks = 0;
   // Measured efficiencies per GPU kind (core/calibration.h); where it lists a GPU kind, its
   // figures replace the three above and the shape model for that kind.
   std::optional<Calibration> calibration;

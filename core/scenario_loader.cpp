@@ -793,7 +793,7 @@ TrainingSpec Loader::Training(const Field& f) const {
 SimulationSpec Loader::Simulation(const Field& f) const {
   Map m(*this, f,
         {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives",
-         "calibration", "fold", "fuse"});
+         "calibration", "fold", "fuse", "max_tasks"});
   SimulationSpec spec;
   if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
   if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
@@ -812,6 +812,15 @@ SimulationSpec Loader::Simulation(const Field& f) const {
   }
   if (auto fold = m.Get("fold")) spec.fold = AutoOrOff(*fold);
   if (auto fuse = m.Get("fuse")) spec.fuse = AutoOrOff(*fuse);
+  if (auto limit = m.Get("max_tasks")) {
+    long long v = 0;
+    const bool is_auto = limit->value.IsScalar() && limit->value.Scalar() == "auto";
+    if (!is_auto && (!limit->value.IsScalar() || !ParseInteger(limit->value.Scalar(), &v) ||
+                     v < 1 || v > 0x7fffffff)) {
+      Fail(*limit, "must be auto or an integer in [1, 2147483647]");
+    }
+    spec.max_tasks = is_auto ? 0 : v;
+  }
   if (auto coll = m.Get("collectives")) spec.collectives = Collectives(*coll);
   if (auto calibration = m.Get("calibration")) {
     // Relative to the scenario file, so a scenario and its calibration move together.

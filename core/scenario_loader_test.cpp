@@ -864,6 +864,15 @@ TEST(LoadScenario, SimulationFidelityAndCollectives) {
       Base("strategies:", "simulation: {fold: off, fuse: off}\nstrategies:"), "t.yaml");
   EXPECT_FALSE(off.simulation.fold);
   EXPECT_FALSE(off.simulation.fuse);
+  EXPECT_EQ(off.simulation.max_tasks, 0);
+  EXPECT_EQ(LoadScenarioText(Base("strategies:", "simulation: {max_tasks: 5000}\nstrategies:"),
+                             "t.yaml")
+                .simulation.max_tasks,
+            5000);
+  EXPECT_EQ(LoadScenarioText(Base("strategies:", "simulation: {max_tasks: auto}\nstrategies:"),
+                             "t.yaml")
+                .simulation.max_tasks,
+            0);
   const Scenario rail = LoadScenarioText(
       Base("kind: single_switch", "kind: rail_optimized\n    oversubscription: 2"), "t.yaml");
   EXPECT_EQ(rail.cluster.network.kind, NetworkKind::kRailOptimized);
@@ -871,6 +880,10 @@ TEST(LoadScenario, SimulationFidelityAndCollectives) {
 }
 
 TEST(LoadScenarioErrors, SimulationFidelityAndCollectives) {
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {max_tasks: 0}\nstrategies:")), 18, 25,
+              "simulation.max_tasks", "must be auto or an integer in [1, 2147483647]");
+  ExpectError(ErrorOf(Base("strategies:", "simulation: {max_tasks: lots}\nstrategies:")), 18, 25,
+              "simulation.max_tasks", "must be auto or an integer in [1, 2147483647]");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {fold: on}\nstrategies:")), 18, 20,
               "simulation.fold", "must be one of: auto, off");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {fuse: yes}\nstrategies:")), 18, 20,

@@ -1,5 +1,6 @@
 #include "core/task_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -51,7 +52,12 @@ void TaskGraph::CheckTask(const Task& t) const {
   }
 }
 
+void TaskGraph::SetTaskLimit(long long limit) {
+  task_limit_ = std::clamp<long long>(limit, 1, 0x7fffffff);
+}
+
 TaskId TaskGraph::Add(Task task) {
+  if (static_cast<long long>(tasks_.size()) >= task_limit_) throw TaskLimitError(task_limit_);
   task.id = static_cast<TaskId>(tasks_.size());
   CheckTask(task);
   if (task.kind == TaskKind::kCollective) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace stratasim {
 
@@ -102,6 +103,19 @@ struct Collective {
   std::vector<TaskId> members;     // the member task of ranks[i] is members[i]
 };
 
+// Adding a task past TaskGraph::SetTaskLimit. Callers that know what the plan was for turn it
+// into advice (cli/run_scenario.cpp).
+class TaskLimitError : public Error {
+ public:
+  TaskLimitError(long long limit)
+      : Error("the plan passed the limit of " + std::to_string(limit) + " tasks"),
+        limit_(limit) {}
+  long long limit() const { return limit_; }
+
+ private:
+  long long limit_;
+};
+
 class TaskGraph {
  public:
   explicit TaskGraph(int num_ranks = 0);
@@ -130,6 +144,11 @@ class TaskGraph {
   // phase... Returns {send id, recv id}.
   std::pair<TaskId, TaskId> AddTransfer(int src, int dst, double bytes, Task send, Task recv);
 
+  // At most `limit` tasks (>= 1; TaskIds are 32-bit, so never more than INT32_MAX): Add throws
+  // TaskLimitError beyond it, so that a plan too large for the machine stops growing before
+  // memory runs out.
+  void SetTaskLimit(long long limit);
+
   // Makes `task` a mirror of the earlier task `of` (Task::mirror).
   void SetMirror(TaskId task, TaskId of);
 
@@ -153,6 +172,7 @@ class TaskGraph {
   std::vector<std::string> streams_;
   std::vector<Collective> collectives_;
   std::vector<int> fold_;
+  long long task_limit_ = 0x7fffffff;
 };
 
 std::string_view ToString(TaskKind k);

@@ -188,5 +188,52 @@ TEST(FoldRefuses, TheReportSaysWhy) {
   EXPECT_GT(runs[1].result.fused_tasks, 0);
 }
 
+TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
+  const Scenario s = LoadScenarioText(
+      Cluster(4, "{kind: rail_optimized}") +
+          "model: {kind: gpt, layers: 8, hidden: 1024, heads: 16, sequence: 1024, "
+          "vocabulary: 8192}\n"
+          "training: {global_batch: 64, micro_batch: 2}\n"
+          "simulation: {max_tasks: 2000, fold: off}\n"
+          "strategies:\n  - {name: small, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n"
+          "  - {name: big, kind: 3d, options: {tensor: 4, stages: 2, data: 4}}\n",
+      "budget.yaml");
+  const std::vector<StrategyRun> runs = RunStrategies(s, {});
+  ASSERT_EQ(runs.size(), 2u);
+  // The budget is shared: whatever the first plan used, the second cannot have.
+  EXPECT_FALSE(runs[0].result.ok);
+  EXPECT_EQ(runs[0].result.error,
+            "the plan needs more than 2000 tasks (over 0.0 GB to simulate, at ~450 bytes a "
+            "task), over simulation.max_tasks. What would help: simulation.fold: auto "
+            "(simulates one block of identical replicas); fewer iterations "
+            "(training.iterations, now 1 warm-up + 2 measured); fewer micro-batches (a smaller "
+            "global_batch or a larger micro_batch); fewer layers");
+  EXPECT_FALSE(runs[1].result.ok);
+}
+
+TEST(TaskBudget, SharedAcrossStrategies) {
+  const std::string text =
+      Cluster(4, "{kind: rail_optimized}") + kModel +
+      "simulation: {max_tasks: MAX}\n"
+      "strategies:\n  - {name: a, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n"
+      "  - {name: b, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n";
+  auto with = [&](long long max) {
+    std::string t = text;
+    t.replace(t.find("MAX"), 3, std::to_string(max));
+    return RunStrategies(LoadScenarioText(t, "budget.yaml"), {});
+  };
+  const long long one = with(100000000)[0].result.tasks;
+  ASSERT_GT(one, 0);
+  const std::vector<StrategyRun> both = with(2 * one);
+  EXPECT_TRUE(both[0].result.ok && both[1].result.ok);
+  const std::vector<StrategyRun> short_one = with(2 * one - 1);
+  EXPECT_TRUE(short_one[0].result.ok);
+  EXPECT_FALSE(short_one[1].result.ok);
+  EXPECT_NE(short_one[1].result.error.find("the plan needs more than " + std::to_string(one - 1) +
+                                           " tasks"),
+            std::string::npos)
+      << short_one[1].result.error;
+}
+
 }  // namespace
 }  // namespace stratasim

@@ -127,6 +127,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
 
   Plan plan;
   plan.graph = TaskGraph(gpus);
+  if (s.simulation.max_tasks > 0) plan.graph.SetTaskLimit(s.simulation.max_tasks);
   plan.samples_per_iteration = static_cast<double>(tr.global_batch);
   plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
