@@ -70,6 +70,24 @@ class UsageError : public std::runtime_error {
 // multiply memory.
 constexpr int kMaxJobs = 256;
 
+#ifdef STRATASIM_CUDA_SIBLING
+// validate and calibrate run in the program beside this one that has the CUDA backend
+// (cli/CMakeLists.txt); returns only if it cannot be started, and this program then runs the
+// command itself with the backends it has.
+void RunInCudaSibling(char** argv) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  std::string path(self);
+  path = path.substr(0, path.find_last_of('/') + 1) + STRATASIM_CUDA_SIBLING;
+  if (access(path.c_str(), X_OK) != 0) return;
+  std::fflush(nullptr);
+  argv[0] = path.data();
+  execv(path.c_str(), argv);
+}
+#endif
+
 int DefaultJobs() {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return cores < 1 ? 1 : static_cast<int>(std::min<long>(cores, kMaxJobs));
@@ -309,6 +327,9 @@ int Main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
+#ifdef STRATASIM_CUDA_SIBLING
+  if (command == "validate" || command == "calibrate") RunInCudaSibling(argv);
+#endif
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);

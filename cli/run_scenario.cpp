@@ -67,8 +67,9 @@ namespace {
 std::string TooLarge(const Scenario& s, const StrategySpec& spec, long long limit, bool automatic,
                      double available) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "more than %lld tasks (over %.1f GB to simulate, at ~%.0f bytes a task)",
-                limit, limit * kBytesPerTaskEstimate / 1e9, kBytesPerTaskEstimate);
+  std::snprintf(buf, sizeof buf,
+                "more than %lld tasks (over %.1f GB to simulate, at ~%.0f bytes a task)", limit,
+                limit * kBytesPerTaskEstimate / 1e9, kBytesPerTaskEstimate);
   std::string why = "the plan needs " + std::string(buf);
   if (automatic) {
     std::snprintf(buf, sizeof buf, "%.1f GB", available / 1e9);
@@ -78,8 +79,8 @@ std::string TooLarge(const Scenario& s, const StrategySpec& spec, long long limi
     why += ", over simulation.max_tasks";
   }
   why += ". What would help: ";
-  const bool folds = spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" ||
-                     spec.kind == "3d";
+  const bool folds =
+      spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" || spec.kind == "3d";
   if (folds && !s.simulation.fold) {
     why += "simulation.fold: auto (simulates one block of identical replicas); ";
   } else if (folds) {
@@ -121,9 +122,9 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
   // scenario's simulation.max_tasks, or what the available memory holds.
   const bool automatic = s.simulation.max_tasks <= 0;
   const double available = automatic ? AvailableMemoryBytes() : 0;
-  long long budget = automatic ? static_cast<long long>(
-                                     std::min(available / kBytesPerTaskEstimate, 2147483647.0))
-                               : s.simulation.max_tasks;
+  long long budget =
+      automatic ? static_cast<long long>(std::min(available / kBytesPerTaskEstimate, 2147483647.0))
+                : s.simulation.max_tasks;
   if (automatic && available <= 0) budget = 0x7fffffff;  // unknown: TaskIds' own limit
   Scenario limited = s;
   std::vector<Planned> planned;

@@ -865,14 +865,14 @@ TEST(LoadScenario, SimulationFidelityAndCollectives) {
   EXPECT_FALSE(off.simulation.fold);
   EXPECT_FALSE(off.simulation.fuse);
   EXPECT_EQ(off.simulation.max_tasks, 0);
-  EXPECT_EQ(LoadScenarioText(Base("strategies:", "simulation: {max_tasks: 5000}\nstrategies:"),
-                             "t.yaml")
-                .simulation.max_tasks,
-            5000);
-  EXPECT_EQ(LoadScenarioText(Base("strategies:", "simulation: {max_tasks: auto}\nstrategies:"),
-                             "t.yaml")
-                .simulation.max_tasks,
-            0);
+  EXPECT_EQ(
+      LoadScenarioText(Base("strategies:", "simulation: {max_tasks: 5000}\nstrategies:"), "t.yaml")
+          .simulation.max_tasks,
+      5000);
+  EXPECT_EQ(
+      LoadScenarioText(Base("strategies:", "simulation: {max_tasks: auto}\nstrategies:"), "t.yaml")
+          .simulation.max_tasks,
+      0);
   const Scenario rail = LoadScenarioText(
       Base("kind: single_switch", "kind: rail_optimized\n    oversubscription: 2"), "t.yaml");
   EXPECT_EQ(rail.cluster.network.kind, NetworkKind::kRailOptimized);

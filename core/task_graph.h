@@ -108,8 +108,7 @@ struct Collective {
 class TaskLimitError : public Error {
  public:
   TaskLimitError(long long limit)
-      : Error("the plan passed the limit of " + std::to_string(limit) + " tasks"),
-        limit_(limit) {}
+      : Error("the plan passed the limit of " + std::to_string(limit) + " tasks"), limit_(limit) {}
   long long limit() const { return limit_; }
 
  private:

@@ -249,6 +249,20 @@ TEST(Cli, JobsOutOfRangeIsAUsageError) {
       << zero.output;
 }
 
+#ifdef STRATASIM_EXPECT_CUDA_SIBLING
+// `stratasim` is built without the CUDA backend and hands validate and calibrate to
+// `stratasim-cuda` (cli/CMakeLists.txt): the cuda backend must still be reachable through it.
+TEST(Cli, ValidateAndCalibrateReachTheCudaBackend) {
+  // On a machine without a GPU the CUDA backend itself answers "no CUDA device"; a program
+  // without it would answer "not available: this stratasim was built without nvcc...".
+  for (const std::string& cmd :
+       {"validate " + kQuickstart + " --backend cuda", std::string("calibrate --backend cuda")}) {
+    const Result r = RunCli(cmd);
+    EXPECT_EQ(r.output.find("built without nvcc"), std::string::npos) << cmd << "\n" << r.output;
+  }
+}
+#endif
+
 TEST(Cli, UsageErrors) {
   EXPECT_EQ(RunCli("").status, 2);
   const Result unknown = RunCli("frobnicate");
