@@ -77,21 +77,21 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
   struct MemoryEvent {
     double time;
     double delta;
-    const std::string* category;
+    Name category;
   };
   std::vector<std::vector<MemoryEvent>> mem_events(n);
   for (const Task& task : g.tasks()) {
     if (weight[task.rank] == 0) continue;
     const TraceRecord& r = t.records[task.id];
     if (task.kind == TaskKind::kMemory) {
-      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes, &task.category});
+      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes, task.category});
     } else if (task.kind == TaskKind::kCompute) {
       busy[task.rank].push_back({r.start_s, r.end_s});
     } else if (IsCommunication(task.kind)) {
       const Interval active{std::max(r.start_s, r.peers_joined_s), r.end_s};
       comm[task.rank].push_back(active);
       std::vector<std::vector<Interval>>& of =
-          comm_of[task.category.empty() ? "other" : task.category];
+          comm_of[task.category.empty() ? std::string("other") : task.category.str()];
       if (of.empty()) of.resize(n);
       of[task.rank].push_back(active);
     }
@@ -133,7 +133,7 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
     std::map<std::string, double> live;
     for (const MemoryEvent& e : mem_events[rank]) {
       current += e.delta;
-      live[e.category->empty() ? "other" : *e.category] += e.delta;
+      live[e.category.empty() ? std::string("other") : e.category.str()] += e.delta;
       if (current > peak) {
         peak = current;
         m.peak_memory_breakdown[rank] = live;

@@ -15,15 +15,23 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/name.h"
 
 namespace stratasim {
 
 using TaskId = std::int32_t;
 
-enum class TaskKind { kCompute, kCollective, kSend, kRecv, kCopy, kMemory };
+enum class TaskKind : std::uint8_t { kCompute, kCollective, kSend, kRecv, kCopy, kMemory };
 // What a task is for; metrics count model FLOPs from kForward and kBackward only (MFU).
-enum class Phase { kForward, kBackward, kRecompute, kOptimizer, kCommunication, kOther };
-enum class OpKind { kGemm, kAttention, kElementwise, kOptimizer, kOther };
+enum class Phase : std::uint8_t {
+  kForward,
+  kBackward,
+  kRecompute,
+  kOptimizer,
+  kCommunication,
+  kOther
+};
+enum class OpKind : std::uint8_t { kGemm, kAttention, kElementwise, kOptimizer, kOther };
 enum class CollectiveKind {
   kAllReduce,
   kReduceScatter,
@@ -39,7 +47,7 @@ inline constexpr CollectiveKind kAllCollectiveKinds[] = {
     CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
     CollectiveKind::kBroadcast, CollectiveKind::kReduce,        CollectiveKind::kAllToAll,
     CollectiveKind::kAllToAllV, CollectiveKind::kGather,        CollectiveKind::kScatter};
-enum class CopyDirection { kHostToDevice, kDeviceToHost };
+enum class CopyDirection : std::uint8_t { kHostToDevice, kDeviceToHost };
 
 // The shape of a matrix product C[m, n] = A[m, k] · B[k, n], repeated `batch` times (attention
 // runs one product per sequence and head). Cost models use it for tile and wave quantisation;
@@ -53,38 +61,40 @@ struct GemmShape {
   bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 
+// Plain data of tens of bytes (136 with its fields ordered for packing; names interned,
+// core/name.h): plans of millions of tasks must fit in memory (docs/scale.md).
 struct Task {
   TaskId id = -1;
-  TaskKind kind = TaskKind::kCompute;
   int rank = 0;
   int stream = 0;  // index into TaskGraph::streams()
   int iteration = 0;
-  Phase phase = Phase::kOther;
-  std::string name;
-  std::string category;  // free label for reports: "dp", "activations", "weights", ...
-  std::vector<TaskId> deps;
   // A folded replica's stand-in (docs/scale.md): a collective member or transfer end on a rank
   // whose replica is not simulated, started when the earlier task `mirror` (its counterpart in
   // the representative replica) starts, besides its deps and stream order. -1: none.
   TaskId mirror = -1;
-
-  // kCompute: the work of one kernel (or a fused group) on this rank.
-  OpKind op = OpKind::kOther;
-  DType dtype = DType::kFP32;
-  double flops = 0;
-  // kCompute, optional: the matrix product the kernel runs (GEMM and attention kernels).
-  GemmShape gemm;
-  // kCompute: bytes read and written in device memory. kSend/kRecv/kCopy: bytes transferred.
-  double bytes = 0;
   // kCollective: index into TaskGraph::collectives().
   int collective = -1;
   // kSend/kRecv: the other end, and the tag pairing the two tasks.
   int peer = -1;
   int tag = -1;
+  TaskKind kind = TaskKind::kCompute;
+  Phase phase = Phase::kOther;
+  // kCompute: the work of one kernel (or a fused group) on this rank.
+  OpKind op = OpKind::kOther;
   // kCopy.
   CopyDirection copy = CopyDirection::kHostToDevice;
+  DType dtype = DType::kFP32;
+  Name name;
+  Name category;  // free label for reports: "dp", "activations", "weights", ...
+  std::vector<TaskId> deps;
+
+  double flops = 0;
+  // kCompute: bytes read and written in device memory. kSend/kRecv/kCopy: bytes transferred.
+  double bytes = 0;
   // kMemory: change of the rank's allocated device memory (positive: alloc, negative: free).
   double memory_delta_bytes = 0;
+  // kCompute, optional: the matrix product the kernel runs (GEMM and attention kernels).
+  GemmShape gemm;
 };
 
 struct Collective {

@@ -50,7 +50,7 @@ Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
   Json args;
   args["iteration"] = task.iteration;
   args["phase"] = ToString(task.phase);
-  if (!task.category.empty()) args["category"] = task.category;
+  if (!task.category.empty()) args["category"] = task.category.str();
   if (task.kind == TaskKind::kCompute) args["op"] = ToString(task.op);
   if (task.flops != 0) args["flops"] = task.flops;
   double bytes = task.bytes;
@@ -76,7 +76,7 @@ Json CompleteEvent(const TaskGraph& g, const Task& task, const TraceRecord& rec)
   std::int64_t start_ns = Nanoseconds(rec.start_s);
   std::int64_t end_ns = std::max(start_ns, Nanoseconds(rec.end_s));
   Json e;
-  e["name"] = task.name;
+  e["name"] = task.name.str();
   e["cat"] = ToString(task.kind);
   e["ph"] = "X";
   e["pid"] = rec.rank;

@@ -11,7 +11,7 @@ Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype
   t.stream = at.stream;
   t.iteration = at.iteration;
   t.phase = phase;
-  t.name = at.prefix + name;
+  t.name = Name::Join(at.prefix, name);
   t.op = op;
   t.dtype = dtype;
   t.flops = cost.flops;
@@ -35,7 +35,7 @@ TaskId AddMemory(TaskGraph& g, const TaskPlace& at, const std::string& name,
   t.rank = at.rank;
   t.stream = at.stream;
   t.iteration = at.iteration;
-  t.name = at.prefix + name;
+  t.name = Name::Join(at.prefix, name);
   t.category = category;
   t.memory_delta_bytes = delta_bytes;
   return g.Add(std::move(t));
@@ -97,7 +97,7 @@ TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType pr
 
 std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
                                         CollectiveKind kind, double bytes, DType dtype, int stream,
-                                        int iteration, const std::string& name,
+                                        int iteration, const Name& name,
                                         const std::vector<TaskId>& deps,
                                         const std::string& category, Phase phase) {
   std::vector<TaskId> member_of(g.num_ranks(), -1);

@@ -46,7 +46,7 @@ TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType pr
 // rank). Returns each rank's member id, -1 for ranks in no group.
 std::vector<TaskId> AddGroupCollectives(TaskGraph& g, const std::vector<std::vector<int>>& groups,
                                         CollectiveKind kind, double bytes, DType dtype, int stream,
-                                        int iteration, const std::string& name,
+                                        int iteration, const Name& name,
                                         const std::vector<TaskId>& deps,
                                         const std::string& category = "dp",
                                         Phase phase = Phase::kCommunication);

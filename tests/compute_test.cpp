@@ -21,7 +21,7 @@ std::vector<double> RunKernels(const std::vector<Task>& kernels, const Simulatio
   std::vector<TaskId> ids;
   for (size_t i = 0; i < kernels.size(); ++i) {
     Task t = kernels[i];
-    t.stream = g.Stream(t.name);
+    t.stream = g.Stream(t.name.str());
     ids.push_back(g.Add(t));
   }
   ExecutionTrace tr = sim::Simulate(g, NvSwitchCluster(o), spec);

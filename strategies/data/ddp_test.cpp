@@ -55,8 +55,8 @@ TEST(Ddp, OverlapMakesBucketsDependOnTheirLayersBackward) {
   const Task& first_off = off.graph.task(off.graph.collectives()[0].members[0]);
   // With overlap the first bucket (head + last layer, over 1 MB) waits for the last layer's
   // backward; without, for the end of the backward pass (the embedding's).
-  EXPECT_NE(on.graph.task(first_on.deps[0]).name.find("layer3/"), std::string::npos);
-  EXPECT_NE(off.graph.task(first_off.deps[0]).name.find("embedding"), std::string::npos);
+  EXPECT_NE(on.graph.task(first_on.deps[0]).name.str().find("layer3/"), std::string::npos);
+  EXPECT_NE(off.graph.task(first_off.deps[0]).name.str().find("embedding"), std::string::npos);
 }
 
 TEST(Ddp, BatchThatDoesNotSplitIsAnError) {

@@ -325,8 +325,8 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
         recv.stream = forward ? fwd_recv : bwd_recv;
         send.rank = layout.Rank(r, from, x);
         recv.rank = layout.Rank(r, to, x);
-        send.name = at.prefix + "send_" + what;
-        recv.name = at.prefix + "recv_" + what;
+        send.name = Name::Join(at.prefix, "send_" + what);
+        recv.name = Name::Join(at.prefix, "recv_" + what);
         send.deps = {cur[send.rank]};
         const auto [s_id, r_id] =
             g.AddTransfer(send.rank, recv.rank, bytes * send_fraction, send, recv);

@@ -185,8 +185,8 @@ TEST(Pipeline, ExplicitPartitionPutsEmbeddingAndHeadAtTheEnds) {
   const Plan plan = PlanPipeline(s, Spec({{"stages", "2"}, {"partition", "1,3"}}));
   for (const Task& t : plan.graph.tasks()) {
     if (t.kind != TaskKind::kCompute || t.phase != Phase::kForward) continue;
-    const bool first = t.name.find("embedding") != std::string::npos ||
-                       t.name.find("layer0/") != std::string::npos;
+    const bool first = t.name.str().find("embedding") != std::string::npos ||
+                       t.name.str().find("layer0/") != std::string::npos;
     EXPECT_EQ(t.rank, first ? 0 : 1) << t.name;
   }
 }
@@ -212,7 +212,7 @@ TEST(Pipeline, PipeDream2BWKeepsTwoWeightVersionsAndNoFlush) {
   for (const Task& t : plan.graph.tasks()) {
     if (t.rank != 0) continue;
     if (t.name == "it0/adam") step0 = t.id;
-    if (fwd1 < 0 && t.name.rfind("it1/", 0) == 0 && t.phase == Phase::kForward) fwd1 = t.id;
+    if (fwd1 < 0 && t.name.str().rfind("it1/", 0) == 0 && t.phase == Phase::kForward) fwd1 = t.id;
   }
   ASSERT_GE(step0, 0);
   ASSERT_GE(fwd1, 0);

@@ -91,7 +91,7 @@ Traffic TrafficOf(const Plan& plan) {
     if (task.kind != TaskKind::kCollective) continue;
     const Collective& c = plan.graph.collectives()[task.collective];
     if (task.rank != c.ranks.front()) continue;  // count each collective once
-    ++t.collectives[task.category];
+    ++t.collectives[task.category.str()];
     if (task.category == "tp") t.tp_groups.insert(c.ranks);
     if (task.category == "dp") t.dp_groups.insert(c.ranks);
     if (task.category == "pp") t.gather_bytes = c.bytes;

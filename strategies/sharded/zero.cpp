@@ -59,7 +59,7 @@ Groups MakeGroups(const Scenario& s, bool per_server, const OptionReader& opt) {
   return g;
 }
 
-std::string Name(int it, int mb, const std::string& what) {
+std::string TaskNameOf(int it, int mb, const std::string& what) {
   return "it" + std::to_string(it) + (mb >= 0 ? "/mb" + std::to_string(mb) : "") + "/" + what;
 }
 
@@ -131,7 +131,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         if (it == 0) AddModelStates(g, at, w.params, tr.precision, sharding);
         TaskId last = -1;
         for (int mb = 0; mb < micro_batches; ++mb) {
-          at.prefix = Name(it, mb, "");
+          at.prefix = TaskNameOf(it, mb, "");
           for (int i = 0; i < layers; ++i) {
             const TaskId first = static_cast<TaskId>(g.tasks().size());
             last = AddForward(g, w.layers[i], tr.precision, at, last);
@@ -154,7 +154,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           for (int r = 0; r < gpus; ++r) deps[r] = grads_ready[mb][r][buckets[k].ready_after_layer];
           reduced.push_back(AddGroupCollectives(
               g, groups.shard, CollectiveKind::kReduceScatter, buckets[k].params * e, tr.precision,
-              comm, it, Name(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
+              comm, it, TaskNameOf(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
           moved_per_iteration += ring * buckets[k].params * e;
         }
       }
@@ -162,8 +162,8 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         for (size_t k = 0; k < buckets.size(); ++k) {
           reduced[k] = AddGroupCollectives(
               g, groups.replica, CollectiveKind::kAllReduce, buckets[k].params * e / n,
-              tr.precision, comm, it, Name(it, -1, "replica_allreduce/bucket" + std::to_string(k)),
-              reduced[k]);
+              tr.precision, comm, it,
+              TaskNameOf(it, -1, "replica_allreduce/bucket" + std::to_string(k)), reduced[k]);
         }
       }
       // Adam on the shard, then all-gather of the updated 16-bit weights per bucket.
@@ -173,7 +173,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         t.rank = r;
         t.stream = compute;
         t.iteration = it;
-        t.name = Name(it, -1, "adam");
+        t.name = TaskNameOf(it, -1, "adam");
         for (const auto& members : reduced) t.deps.push_back(members[r]);
         step[r] = g.Add(std::move(t));
         ready[r].clear();
@@ -181,7 +181,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
       for (size_t k = 0; k < buckets.size(); ++k) {
         const std::vector<TaskId> ag = AddGroupCollectives(
             g, groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, tr.precision, comm,
-            it, Name(it, -1, "all_gather/bucket" + std::to_string(k)), step);
+            it, TaskNameOf(it, -1, "all_gather/bucket" + std::to_string(k)), step);
         for (int r = 0; r < gpus; ++r) ready[r].push_back(ag[r]);
         moved_per_iteration += ring * buckets[k].params * e;
       }
@@ -237,17 +237,17 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           for (int r = 0; r < gpus; ++r) {
             deps[r] =
                 p >= back ? pass_end[p - back][r] : (ready[r].empty() ? -1 : ready[r].front());
-            const TaskId alloc = AddMemory(g, TaskPlace{r, comm, it, Name(it, pass.mb, "")},
+            const TaskId alloc = AddMemory(g, TaskPlace{r, comm, it, TaskNameOf(it, pass.mb, "")},
                                            what + "/gather", "gathered_weights", full);
             if (deps[r] >= 0) g.AddDep(alloc, deps[r]);
           }
           gathered =
               AddGroupCollectives(g, groups.shard, CollectiveKind::kAllGather, full, tr.precision,
-                                  comm, it, Name(it, pass.mb, what + "/all_gather"), deps);
+                                  comm, it, TaskNameOf(it, pass.mb, what + "/all_gather"), deps);
           moved_per_iteration += ring * full;
         }
         for (int r = 0; r < gpus; ++r) {
-          const TaskPlace at{r, compute, it, Name(it, pass.mb, "")};
+          const TaskPlace at{r, compute, it, TaskNameOf(it, pass.mb, "")};
           const TaskId first = static_cast<TaskId>(g.tasks().size());
           if (pass.backward) {
             // The unit's full gradient lives until its reduce-scatter ends.
@@ -268,11 +268,11 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         if (pass.backward && full > 0) {
           const std::vector<TaskId> rs = AddGroupCollectives(
               g, groups.shard, CollectiveKind::kReduceScatter, full, tr.precision, comm_rs, it,
-              Name(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
+              TaskNameOf(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
           moved_per_iteration += ring * full;
           for (int r = 0; r < gpus; ++r) {
-            AddMemory(g, TaskPlace{r, comm_rs, it, Name(it, pass.mb, "")}, what + "/unit_gradients",
-                      "gradients", -full);
+            AddMemory(g, TaskPlace{r, comm_rs, it, TaskNameOf(it, pass.mb, "")},
+                      what + "/unit_gradients", "gradients", -full);
           }
           if (pass.mb == micro_batches - 1) reduced[pass.unit] = rs;
         }
@@ -282,7 +282,8 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           if (unit_params[u] <= 0) continue;
           reduced[u] = AddGroupCollectives(
               g, groups.replica, CollectiveKind::kAllReduce, unit_params[u] * e / n, tr.precision,
-              comm_rs, it, Name(it, -1, w.layers[units[u].front()].name + "/replica_allreduce"),
+              comm_rs, it,
+              TaskNameOf(it, -1, w.layers[units[u].front()].name + "/replica_allreduce"),
               reduced[u]);
         }
       }
@@ -291,7 +292,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         t.rank = r;
         t.stream = compute;
         t.iteration = it;
-        t.name = Name(it, -1, "adam");
+        t.name = TaskNameOf(it, -1, "adam");
         for (const auto& members : reduced) {
           if (members[r] >= 0) t.deps.push_back(members[r]);
         }

@@ -60,7 +60,7 @@ TEST(Zero, Stage3GathersEachLayerTwiceAndReduceScattersItOnce) {
   int gathers = 0, scatters = 0;
   for (const Collective& c : p.graph.collectives()) {
     EXPECT_EQ(c.ranks.size(), 4u);
-    const std::string name = p.graph.task(c.members[0]).name;
+    const std::string name = p.graph.task(c.members[0]).name.str();
     if (name.find("/layer1/") == std::string::npos) continue;
     EXPECT_NEAR(c.bytes, w.layers[2].params * 2, 1e-9);
     if (c.kind == CollectiveKind::kAllGather) ++gathers;
@@ -82,7 +82,7 @@ TEST(Zero, PrefetchIssuesTheNextGatherBeforeTheCurrentUnitComputes) {
       if (m.name != "it0/mb0/layer1/fwd/all_gather") continue;
       found = true;
       ASSERT_EQ(m.deps.size(), 1u);
-      const std::string dep = p.graph.task(m.deps[0]).name;
+      const std::string dep = p.graph.task(m.deps[0]).name.str();
       EXPECT_NE(dep.find(prefetch ? "embedding/" : "layer0/"), std::string::npos) << dep;
     }
     EXPECT_TRUE(found);

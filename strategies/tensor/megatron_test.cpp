@@ -24,7 +24,7 @@ std::map<CollectiveKind, std::pair<int, double>> LayerTraffic(const Plan& p,
   std::map<CollectiveKind, std::pair<int, double>> out;
   for (const Collective& c : p.graph.collectives()) {
     if (c.ranks.front() != 0) continue;
-    if (p.graph.task(c.members[0]).name.find(name) == std::string::npos) continue;
+    if (p.graph.task(c.members[0]).name.str().find(name) == std::string::npos) continue;
     out[c.kind].first++;
     out[c.kind].second += c.bytes;
   }

@@ -35,8 +35,9 @@ void TensorLayerEmitter::Comm(CollectiveKind kind, const std::vector<std::vector
                               int iteration, const std::string& name, Phase phase,
                               std::vector<TaskId>& last) {
   if (groups.empty() || groups.front().size() < 2) return;  // t = 1: nothing to exchange
-  const std::vector<TaskId> member_of = AddGroupCollectives(
-      g_, groups, kind, comm_bytes_, dtype_, stream_, iteration, name, last, "tp", phase);
+  const std::vector<TaskId> member_of =
+      AddGroupCollectives(g_, groups, kind, comm_bytes_, dtype_, stream_, iteration,
+                          Name::Join(prefix_, name), last, "tp", phase);
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks) last[r] = member_of[r];
   }
@@ -53,7 +54,7 @@ void TensorLayerEmitter::Kernel(const std::string& name, const OpCost& op, const
       t.stream = stream_;
       t.iteration = iteration;
       t.phase = phase;
-      t.name = name;
+      t.name = Name::Join(prefix_, name);
       t.op = op.kind;
       t.dtype = dtype_;
       t.flops = cost.flops;
@@ -69,7 +70,7 @@ void TensorLayerEmitter::Memory(const std::string& name, double bytes,
                                 const std::vector<std::vector<int>>& groups, int iteration) {
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks)
-      AddMemory(g_, TaskPlace{r, stream_, iteration, ""}, name, "activations", bytes);
+      AddMemory(g_, TaskPlace{r, stream_, iteration, prefix_}, name, "activations", bytes);
   }
 }
 
@@ -90,28 +91,30 @@ void TensorLayerEmitter::OpForward(const std::string& name, const OpCost& op, Ph
 void TensorLayerEmitter::Forward(const LayerCost& L, const std::vector<std::vector<int>>& groups,
                                  int iteration, const std::string& prefix,
                                  std::vector<TaskId>& last) {
+  prefix_ = prefix;
   for (const OpCost& op : L.ops) {
     if (op.forward.empty()) continue;
-    OpForward(prefix + L.name + "/" + op.name, op, Phase::kForward, groups, iteration, last);
+    OpForward(L.name + "/" + op.name, op, Phase::kForward, groups, iteration, last);
   }
   if (L.activation_bytes > 0) {
-    Memory(prefix + L.name + "/activations", L.activation_bytes, groups, iteration);
+    Memory(L.name + "/activations", L.activation_bytes, groups, iteration);
   }
 }
 
 void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vector<int>>& groups,
                                   int iteration, const std::string& prefix,
                                   std::vector<TaskId>& last) {
+  prefix_ = prefix;
   if (L.recomputed_bytes > 0) {
-    Memory(prefix + L.name + "/recomputed", L.recomputed_bytes, groups, iteration);
+    Memory(L.name + "/recomputed", L.recomputed_bytes, groups, iteration);
   }
   for (const OpCost& op : L.ops) {
     if (op.recomputed && !op.forward.empty()) {
-      OpForward(prefix + L.name + "/" + op.name, op, Phase::kRecompute, groups, iteration, last);
+      OpForward(L.name + "/" + op.name, op, Phase::kRecompute, groups, iteration, last);
     }
   }
   for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
-    const std::string name = prefix + L.name + "/" + op->name;
+    const std::string name = L.name + "/" + op->name;
     if (sp_ && IsRowParallel(*op)) {
       Comm(CollectiveKind::kAllGather, groups, iteration, name + "/tp_grad_all_gather",
            Phase::kBackward, last);
@@ -129,7 +132,7 @@ void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vec
     }
   }
   const double freed = L.activation_bytes + L.recomputed_bytes;
-  if (freed > 0) Memory(prefix + L.name + "/activations", -freed, groups, iteration);
+  if (freed > 0) Memory(L.name + "/activations", -freed, groups, iteration);
 }
 
 }  // namespace stratasim

@@ -61,6 +61,7 @@ class TensorLayerEmitter {
                  std::vector<TaskId>& last);
 
   TaskGraph& g_;
+  std::string prefix_;  // of the layer being emitted: task names are Name::Join(prefix_, ...)
   DType dtype_;
   int stream_;
   bool sp_;

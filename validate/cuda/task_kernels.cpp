@@ -19,7 +19,9 @@ long long RoundDim(double v, long long multiple) {
   return (d + multiple - 1) / multiple * multiple;
 }
 
-bool NameHas(const Task& t, const char* word) { return t.name.find(word) != std::string::npos; }
+bool NameHas(const Task& t, const char* word) {
+  return t.name.str().find(word) != std::string::npos;
+}
 
 bool IsFloatFormat(DType d) {
   return d == DType::kFP32 || d == DType::kTF32 || d == DType::kFP16 || d == DType::kBF16;
