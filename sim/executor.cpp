@@ -3,6 +3,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -91,28 +92,29 @@ class Executor {
       : g_(g), cluster_(cluster), spec_(spec), platform_(platform) {
     const size_t n = g.tasks().size();
     pending_.assign(n, 0);
-    successors_.resize(n);
     records_.resize(n);
     done_.assign(n, 0);
-    // Stream order: each task waits for the previous task of its (rank, stream).
-    std::vector<std::vector<TaskId>> last(g.num_ranks(),
-                                          std::vector<TaskId>(g.streams().size(), -1));
-    std::vector<TaskId> preds;
+    // Successor lists in one flat array (CSR): two passes over the edges, the first counting
+    // each task's successors, the second placing them; 4 bytes an edge and 4 a task instead
+    // of a vector per task.
+    std::vector<std::uint32_t> cursor(n + 1, 0);
+    ForEachPredecessor([&](TaskId from, TaskId to) {
+      ++cursor[from + 1];
+      ++pending_[to];
+    });
+    for (size_t i = 0; i < n; ++i) {
+      if (cursor[i + 1] > 0xffffffffu - cursor[i]) throw Error("too many dependency edges");
+      cursor[i + 1] += cursor[i];
+    }
+    succ_begin_ = cursor;
+    succ_.resize(cursor[n]);
+    cursor.pop_back();  // now the next free slot of each task's successors
+    ForEachPredecessor([&](TaskId from, TaskId to) { succ_[cursor[from]++] = to; });
     for (const Task& t : g.tasks()) {
-      // One edge per predecessor: a dependency on the previous task of the same stream (the
-      // planners' usual "after the last kernel") is the stream edge too, and a duplicate edge
-      // would hide from fusion that the task has a single successor.
-      TaskId& prev = last[t.rank][t.stream];
-      preds.assign(t.deps.begin(), t.deps.end());
-      if (prev >= 0) preds.push_back(prev);
-      std::sort(preds.begin(), preds.end());
-      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-      for (TaskId d : preds) AddEdge(d, t.id);
       if (t.mirror >= 0) {  // waits for its counterpart's start (Task::mirror)
         mirrors_[t.mirror].push_back(t.id);
         ++pending_[t.id];
       }
-      prev = t.id;
       records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
     }
     // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
@@ -214,10 +216,30 @@ class Executor {
     }
   }
 
-  void AddEdge(TaskId from, TaskId to) {
-    successors_[from].push_back(to);
-    ++pending_[to];
+  // Calls edge(from, to) once per predecessor of every task, in graph order. Stream order:
+  // each task follows the previous task of its (rank, stream). One edge per predecessor: a
+  // dependency on the previous task of the same stream (the planners' usual "after the last
+  // kernel") is the stream edge too, and a duplicate edge would hide from fusion that the task
+  // has a single successor.
+  template <typename Edge>
+  void ForEachPredecessor(Edge edge) const {
+    std::vector<std::vector<TaskId>> last(g_.num_ranks(),
+                                          std::vector<TaskId>(g_.streams().size(), -1));
+    std::vector<TaskId> preds;
+    for (const Task& t : g_.tasks()) {
+      TaskId& prev = last[t.rank][t.stream];
+      preds.assign(t.deps.begin(), t.deps.end());
+      if (prev >= 0) preds.push_back(prev);
+      std::sort(preds.begin(), preds.end());
+      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+      for (TaskId d : preds) edge(d, t.id);
+      prev = t.id;
+    }
   }
+
+  // The tasks that depend on `id` (its successors), as [first, last).
+  const TaskId* SuccBegin(TaskId id) const { return succ_.data() + succ_begin_[id]; }
+  const TaskId* SuccEnd(TaskId id) const { return succ_.data() + succ_begin_[id + 1]; }
 
   double Now() const { return sg4::Engine::get_clock(); }
 
@@ -301,8 +323,8 @@ class Executor {
       fused_parts_.clear();
       fused_parts_.push_back({id, seconds});
       for (TaskId cur = id;;) {
-        if (successors_[cur].size() != 1) break;
-        const TaskId next = successors_[cur][0];
+        if (SuccEnd(cur) - SuccBegin(cur) != 1) break;
+        const TaskId next = *SuccBegin(cur);
         const Task& n = g_.task(next);
         if (pending_[next] != 1 || n.rank != t.rank || mirrors_.count(next) > 0 ||
             (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory)) {
@@ -385,8 +407,8 @@ class Executor {
     records_[id].end_s = Now();
     done_[id] = 1;
     ++finished_;
-    for (TaskId s : successors_[id]) {
-      if (--pending_[s] == 0) ready_.push_back(s);
+    for (const TaskId* s = SuccBegin(id); s != SuccEnd(id); ++s) {
+      if (--pending_[*s] == 0) ready_.push_back(*s);
     }
   }
 
@@ -666,7 +688,8 @@ class Executor {
   std::vector<std::pair<TaskId, double>> fused_parts_;  // scratch
   long long fused_tasks_ = 0;                           // tasks that ran inside another's Exec
   std::vector<int> pending_;
-  std::vector<std::vector<TaskId>> successors_;
+  std::vector<std::uint32_t> succ_begin_;  // CSR offsets into succ_, one per task and one more
+  std::vector<TaskId> succ_;
   std::vector<TraceRecord> records_;
   std::vector<char> done_;
   size_t finished_ = 0;
