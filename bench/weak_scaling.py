@@ -19,6 +19,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from scale_scenario import ROWS  # noqa: E402
 
 
 def run_once(binary, scenario, out):
@@ -36,14 +38,14 @@ def run_once(binary, scenario, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=os.path.join(HERE, "..", "build", "cli", "stratasim"))
-    ap.add_argument("--gpus", type=int, nargs="+", default=[64, 128, 256, 512, 1024, 1536])
+    ap.add_argument("--gpus", type=int, nargs="+", default=[64, 128, 256, 512, 1024, 1536, 4096])
     ap.add_argument("--fold", default="auto", choices=["auto", "off"])
     ap.add_argument("--network", default="rail_optimized",
                     choices=["rail_optimized", "leaf_spine"])
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
-    print(f"{'GPUs':>5} {'CPU s':>7} {'RSS GB':>7} {'tasks':>10} {'activities':>11} "
-          f"{'instants':>9} {'fused':>10} {'iter (s)':>9}  sim")
+    print(f"{'GPUs':>5} {'GPUs x mb':>10} {'CPU s':>7} {'RSS GB':>7} {'tasks':>10} "
+          f"{'us/task':>8} {'activities':>11} {'instants':>9} {'fused':>10} {'iter (s)':>9}  sim")
     with tempfile.TemporaryDirectory() as tmp:
         for gpus in a.gpus:
             scenario = os.path.join(tmp, f"gpt-{gpus}.yaml")
@@ -64,8 +66,13 @@ def main():
             with open(os.path.join(out, "results.json")) as f:
                 s = json.load(f)["strategies"][0]
             sim = s.get("simulation", {})
-            print(f"{gpus:>5} {statistics.median(cpu):>7.2f} {statistics.median(rss) / 1e9:>7.2f} "
-                  f"{sim.get('tasks', 0):>10} {sim.get('activities', 0):>11} "
+            _, _, _, _, _, d, batch, _ = ROWS[gpus]
+            micro_batches = batch // d  # micro-batch 1
+            tasks = sim.get("tasks", 0)
+            cpu_s = statistics.median(cpu)
+            print(f"{gpus:>5} {gpus * micro_batches:>10} {cpu_s:>7.2f} "
+                  f"{statistics.median(rss) / 1e9:>7.2f} {tasks:>10} "
+                  f"{cpu_s / max(tasks, 1) * 1e6:>8.2f} {sim.get('activities', 0):>11} "
                   f"{sim.get('instants', 0):>9} {sim.get('fused_tasks', 0):>10} "
                   f"{s['iteration_time_s']:>9.3f}  {s['fold']}", flush=True)
 

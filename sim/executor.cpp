@@ -19,6 +19,7 @@
 #include "sim/latency_groups.h"
 #include "sim/maestro_list.h"
 #include "sim/platform.h"
+#include "sim/trace_wire.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -92,7 +93,7 @@ class Executor {
       : g_(g), cluster_(cluster), spec_(spec), platform_(platform) {
     const size_t n = g.tasks().size();
     pending_.assign(n, 0);
-    records_.resize(n);
+    times_.assign(n, Times{});
     done_.assign(n, 0);
     // Successor lists in one flat array (CSR): two passes over the edges, the first counting
     // each task's successors, the second placing them; 4 bytes an edge and 4 a task instead
@@ -115,7 +116,6 @@ class Executor {
         mirrors_[t.mirror].push_back(t.id);
         ++pending_[t.id];
       }
-      records_[t.id] = TraceRecord{t.id, t.rank, t.stream, -1, -1, -1};
     }
     // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
     // host: all of its compute tasks on one stream, which runs them one at a time.
@@ -135,6 +135,8 @@ class Executor {
     }
   }
 
+  // Runs the graph; returns the trace without its records, which Record() gives one by one
+  // (the caller builds them or streams them: sim/trace_wire.h).
   ExecutionTrace Run() {
     for (const Task& t : g_.tasks()) {
       if (pending_[t.id] == 0) ready_.push_back(t.id);
@@ -147,14 +149,18 @@ class Executor {
     trace.executor = "simgrid";
     trace.num_ranks = g_.num_ranks();
     trace.streams = g_.streams();
-    trace.records = std::move(records_);
     trace.collective_algorithms = std::move(chosen_);
     trace.activities = activities_;
     trace.instants = instants_;
     trace.fused_tasks = fused_tasks_;
-    for (const TraceRecord& r : trace.records)
-      trace.makespan_s = std::max(trace.makespan_s, r.end_s);
+    for (const Times& r : times_) trace.makespan_s = std::max(trace.makespan_s, r.end_s);
     return trace;
+  }
+
+  TraceRecord Record(TaskId id) const {
+    const Task& t = g_.task(id);
+    const Times& r = times_[id];
+    return TraceRecord{id, t.rank, t.stream, r.start_s, r.end_s, r.peers_joined_s};
   }
 
   void OnCompletion(const sg4::Activity& activity) {
@@ -260,7 +266,7 @@ class Executor {
 
   void Start(TaskId id) {
     const Task& t = g_.task(id);
-    TraceRecord& rec = records_[id];
+    Times& rec = times_[id];
     rec.start_s = rec.peers_joined_s = Now();
     if (!mirrors_.empty()) {
       auto it = mirrors_.find(id);
@@ -294,7 +300,7 @@ class Executor {
         (t.kind == TaskKind::kSend ? s.send_ready : s.recv_ready) = true;
         if (s.send_ready && s.recv_ready) {
           const Task& send = g_.task(s.send);
-          records_[s.send].peers_joined_s = records_[s.recv].peers_joined_s = Now();
+          times_[s.send].peers_joined_s = times_[s.recv].peers_joined_s = Now();
           const double latency = RouteLatency(send.rank, send.peer);
           if (latency > 0) {
             After(latency, What::kTransferStart, s.send, 0);
@@ -382,7 +388,7 @@ class Executor {
     const double elapsed = Now() - c.start_s;
     double sum = 0;
     for (size_t i = 0; i < c.parts.size(); ++i) {
-      TraceRecord& rec = records_[c.parts[i].first];
+      Times& rec = times_[c.parts[i].first];
       rec.start_s = rec.peers_joined_s =
           c.seconds > 0 ? c.start_s + elapsed * (sum / c.seconds) : c.start_s;
       sum += c.parts[i].second;
@@ -404,7 +410,7 @@ class Executor {
   }
 
   void Finish(TaskId id) {
-    records_[id].end_s = Now();
+    times_[id].end_s = Now();
     done_[id] = 1;
     ++finished_;
     for (const TaskId* s = SuccBegin(id); s != SuccEnd(id); ++s) {
@@ -465,7 +471,7 @@ class Executor {
         static_cast<int>(std::find(c.members.begin(), c.members.end(), t.id) - c.members.begin());
     s.joined[member] = 1;
     if (++s.members_joined == static_cast<int>(c.ranks.size())) {
-      for (TaskId m : c.members) records_[m].peers_joined_s = Now();
+      for (TaskId m : c.members) times_[m].peers_joined_s = Now();
       if (s.analytic_s >= 0) {
         After(s.analytic_s, What::kAnalyticCollective, t.collective, 0);
         return;
@@ -662,7 +668,7 @@ class Executor {
         example += (example.empty() ? "" : "; ") + std::string("task ") + std::to_string(t.id) +
                    " '" + t.name + "' (" + std::string(ToString(t.kind)) + ") on rank " +
                    std::to_string(t.rank) +
-                   (records_[t.id].start_s < 0 ? ", never ready" : ", started, never finished");
+                   (times_[t.id].start_s < 0 ? ", never ready" : ", started, never finished");
       }
     }
     throw Error(
@@ -690,7 +696,14 @@ class Executor {
   std::vector<int> pending_;
   std::vector<std::uint32_t> succ_begin_;  // CSR offsets into succ_, one per task and one more
   std::vector<TaskId> succ_;
-  std::vector<TraceRecord> records_;
+  // When each task ran: the trace's records without the fields the graph already has (24
+  // bytes a task instead of 40; Record() joins them).
+  struct Times {
+    double start_s = -1;
+    double end_s = -1;
+    double peers_joined_s = -1;
+  };
+  std::vector<Times> times_;
   std::vector<char> done_;
   size_t finished_ = 0;
   std::deque<TaskId> ready_, done_queue_;
@@ -718,10 +731,10 @@ void ConfigureEngine() {
   sg4::Engine::set_config("network/TCP-gamma:1e18");
 }
 
-}  // namespace
-
-ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
-                                 const SimulationSpec& spec) {
+// Runs one simulation and hands its trace, without records, and the executor to `done`.
+template <typename Done>
+void RunSimulation(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec,
+                   Done done) {
   static bool used = false;
   if (used) throw Error("SimulateInProcess: SimGrid allows one simulation per process");
   used = true;
@@ -742,9 +755,35 @@ ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
   sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
     if (g_current) g_current->OnCompletion(a);
   });
-  ExecutionTrace trace = executor.Run();
+  const ExecutionTrace trace = executor.Run();
   g_current = nullptr;
-  return trace;
+  done(trace, executor);
+}
+
+}  // namespace
+
+ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
+                                 const SimulationSpec& spec) {
+  ExecutionTrace out;
+  RunSimulation(g, cluster, spec, [&](const ExecutionTrace& trace, const Executor& executor) {
+    out = trace;
+    out.records.reserve(g.tasks().size());
+    for (size_t i = 0; i < g.tasks().size(); ++i) {
+      out.records.push_back(executor.Record(static_cast<TaskId>(i)));
+    }
+  });
+  return out;
+}
+
+bool SimulateInProcessToWire(const TaskGraph& g, const ClusterSpec& cluster,
+                             const SimulationSpec& spec, const WireWrite& write) {
+  bool ok = false;
+  RunSimulation(g, cluster, spec, [&](const ExecutionTrace& trace, const Executor& executor) {
+    ok = WriteTraceWire(
+        trace, g.tasks().size(), [&](size_t i) { return executor.Record(static_cast<TaskId>(i)); },
+        write);
+  });
+  return ok;
 }
 
 }  // namespace stratasim::sim

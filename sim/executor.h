@@ -11,6 +11,7 @@
 #ifndef STRATASIM_SIM_EXECUTOR_H_
 #define STRATASIM_SIM_EXECUTOR_H_
 
+#include <functional>
 #include <vector>
 
 #include "core/cluster.h"
@@ -30,7 +31,8 @@ ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster, const Si
 // and reaps the child (blocking until it is done). Each started process must be finished.
 struct SimulationProcess {
   int pid = -1;
-  int fd = -1;  // the read end of the child's reply pipe
+  int fd = -1;                         // the read end of the child's reply pipe
+  unsigned long long max_records = 0;  // the graph's task count: the trace has that many
 };
 SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster,
                                   const SimulationSpec& spec);
@@ -40,6 +42,12 @@ ExecutionTrace FinishSimulation(SimulationProcess& p);
 // Runs the simulation in this process: at most once per process.
 ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
                                  const SimulationSpec& spec);
+
+// The same, writing the trace in its wire form (sim/trace_wire.h) record by record instead of
+// returning it: what the simulation child does. Returns false if `write` failed.
+bool SimulateInProcessToWire(const TaskGraph& g, const ClusterSpec& cluster,
+                             const SimulationSpec& spec,
+                             const std::function<bool(const void*, size_t)>& write);
 
 }  // namespace stratasim::sim
 

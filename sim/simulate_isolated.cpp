@@ -69,10 +69,16 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     close(fds[0]);
     int code = 0;
     try {
-      const ExecutionTrace t = SimulateInProcess(g, cluster, spec);
-      const char tag = 'T';
-      WriteAll(fds[1], &tag, 1);
-      WriteTraceWire(t, [&](const void* p, size_t n) { return WriteAll(fds[1], p, n); });
+      // The tag goes first only once the simulation succeeded: an error is written instead.
+      bool tagged = false;
+      SimulateInProcessToWire(g, cluster, spec, [&](const void* p, size_t n) {
+        if (!tagged) {
+          const char tag = 'T';
+          tagged = true;
+          if (!WriteAll(fds[1], &tag, 1)) return false;
+        }
+        return WriteAll(fds[1], p, n);
+      });
     } catch (const std::exception& e) {
       const std::string out = std::string("E") + e.what();
       WriteAll(fds[1], out.data(), out.size());
@@ -82,7 +88,7 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
-  return SimulationProcess{pid, fds[0]};
+  return SimulationProcess{pid, fds[0], g.tasks().size()};
 }
 
 size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
@@ -101,6 +107,7 @@ size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
 ExecutionTrace FinishSimulation(SimulationProcess& p) {
   const pid_t pid = p.pid;
   int fds[1] = {p.fd};
+  const SimulationProcess process = p;
   p = SimulationProcess{};
   char tag = 0;
   const bool got_tag = ReadExact(fds[0], &tag, 1);
@@ -108,7 +115,8 @@ ExecutionTrace FinishSimulation(SimulationProcess& p) {
   std::string message;  // the child's error, or why its trace could not be read
   if (got_tag && tag == 'T') {
     try {
-      trace = ReadTraceWire([&](void* p, size_t n) { return ReadExact(fds[0], p, n); });
+      trace = ReadTraceWire([&](void* p, size_t n) { return ReadExact(fds[0], p, n); },
+                            process.max_records);
     } catch (const Error& e) {
       message = e.what();
     }

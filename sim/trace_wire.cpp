@@ -1,9 +1,11 @@
 #include "sim/trace_wire.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/error.h"
 
@@ -79,6 +81,12 @@ class In {
 }  // namespace
 
 bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write) {
+  return WriteTraceWire(
+      t, t.records.size(), [&](size_t i) { return t.records[i]; }, write);
+}
+
+bool WriteTraceWire(const ExecutionTrace& t, size_t records,
+                    const std::function<TraceRecord(size_t)>& record, const WireWrite& write) {
   Out o(write);
   o.Bytes(kMagic, sizeof kMagic);
   o.Str(t.executor);
@@ -91,12 +99,20 @@ bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write) {
   o.Pod(static_cast<std::int64_t>(t.activities));
   o.Pod(static_cast<std::int64_t>(t.instants));
   o.Pod(static_cast<std::int64_t>(t.fused_tasks));
-  o.Pod(static_cast<std::uint64_t>(t.records.size()));
-  o.Bytes(t.records.data(), t.records.size() * sizeof(TraceRecord));
+  o.Pod(static_cast<std::uint64_t>(records));
+  std::vector<TraceRecord> block;  // written in blocks of 64 Ki records
+  block.reserve(std::min<size_t>(records, 1 << 16));
+  for (size_t i = 0; i < records && o.ok(); ++i) {
+    block.push_back(record(i));
+    if (block.size() == block.capacity() || i + 1 == records) {
+      o.Bytes(block.data(), block.size() * sizeof(TraceRecord));
+      block.clear();
+    }
+  }
   return o.ok();
 }
 
-ExecutionTrace ReadTraceWire(const WireRead& read) {
+ExecutionTrace ReadTraceWire(const WireRead& read, unsigned long long max_records) {
   In in(read);
   char magic[sizeof kMagic];
   in.Need(magic, sizeof magic, "its header");
@@ -121,8 +137,12 @@ ExecutionTrace ReadTraceWire(const WireRead& read) {
   t.instants = in.Pod<std::int64_t>("instant count");
   t.fused_tasks = in.Pod<std::int64_t>("fused task count");
   const std::uint64_t records = in.Count("record");
-  // Read in blocks, growing the vector as data arrives: a corrupt count fails on the short
-  // stream rather than allocating its claim up front.
+  if (max_records > 0 && records > max_records) {
+    throw Error("simulation result: " + std::to_string(records) + " records for a graph of " +
+                std::to_string(max_records) + " tasks");
+  }
+  // Bounded by the graph the caller holds: allocated once. Read in blocks all the same.
+  if (max_records > 0) t.records.reserve(static_cast<size_t>(records));
   constexpr std::uint64_t kBlock = 1 << 16;
   for (std::uint64_t done = 0; done < records;) {
     const std::uint64_t k = records - done < kBlock ? records - done : kBlock;

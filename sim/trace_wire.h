@@ -28,7 +28,17 @@ inline constexpr unsigned long long kMaxWireCount = 1ULL << 34;
 
 // Returns false if `write` failed.
 bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write);
-ExecutionTrace ReadTraceWire(const WireRead& read);
+// The same stream from `t`'s other fields and `records` records made one at a time by
+// `record(i)`, so that a writer need not hold them all (the simulation child: the executor
+// keeps 24 bytes a task, a TraceRecord is 40).
+bool WriteTraceWire(const ExecutionTrace& t, size_t records,
+                    const std::function<TraceRecord(size_t)>& record, const WireWrite& write);
+// `max_records`, when not 0: the most records the reader accepts (the graph's task count),
+// and the record vector is then allocated once at the announced size instead of grown as
+// data arrives (doubling, which at tens of millions of records holds the old and the new
+// buffer at once). 0: no bound known; a corrupt count then fails on the short stream before
+// it is allocated whole.
+ExecutionTrace ReadTraceWire(const WireRead& read, unsigned long long max_records = 0);
 
 }  // namespace stratasim::sim
 

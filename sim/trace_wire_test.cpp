@@ -103,6 +103,24 @@ TEST(TraceWire, ACountBeyondTheLimitIsRefusedBeforeAllocating) {
   }
 }
 
+TEST(TraceWire, MoreRecordsThanTheGraphHasTasksAreRefused) {
+  const std::string bytes = Encode(Sample());
+  size_t at = 0;
+  try {
+    ReadTraceWire(
+        [&](void* p, size_t n) {
+          if (bytes.size() - at < n) return false;
+          std::memcpy(p, bytes.data() + at, n);
+          at += n;
+          return true;
+        },
+        99999);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "simulation result: 100000 records for a graph of 99999 tasks");
+  }
+}
+
 TEST(TraceWire, ALargeCountWithoutDataFailsOnTheShortStream) {
   ExecutionTrace t;
   t.executor = "x";
