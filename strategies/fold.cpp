@@ -61,6 +61,13 @@ FoldDecision DecideFold(const Scenario& s, const ReplicaLayout& layout) {
   return d;
 }
 
+std::string DescribeFold(const FoldDecision& d, int gpus) {
+  if (!d.fold) return "full: " + d.refusal;
+  return "folded: " + std::to_string(gpus / d.block_gpus) + " blocks of " +
+         std::to_string(d.block_replicas) + " replica(s) (" + std::to_string(d.block_gpus) +
+         " GPUs) simulated as 1";
+}
+
 std::vector<int> FoldRepresentatives(int gpus, int block_gpus) {
   std::vector<int> rep(gpus);
   for (int r = 0; r < gpus; ++r) rep[r] = r % block_gpus;

@@ -47,6 +47,10 @@ struct FoldDecision {
 // unequally.
 FoldDecision DecideFold(const Scenario& s, const ReplicaLayout& layout);
 
+// For Plan::fold and the report: "folded: N blocks of R replica(s) (G GPUs) simulated as 1",
+// or "full: " and the refusal.
+std::string DescribeFold(const FoldDecision& d, int gpus);
+
 // Rank -> representative rank (block 0's rank at the same position) for TaskGraph::SetFold.
 std::vector<int> FoldRepresentatives(int gpus, int block_gpus);
 

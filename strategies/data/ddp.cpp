@@ -59,10 +59,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   // members of the all-reduces as mirrors.
   const FoldDecision folding = DecideFold(s, ReplicaLayout{gpus, 1, 1});
   const int block = folding.fold ? folding.block_gpus : gpus;
-  plan.fold = folding.fold ? "folded: " + std::to_string(gpus / block) + " blocks of " +
-                                 std::to_string(block) + " replica(s) (" + std::to_string(block) +
-                                 " GPUs) simulated as 1"
-                           : "full: " + folding.refusal;
+  plan.fold = DescribeFold(folding, gpus);
 
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {

@@ -494,9 +494,7 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   }
 
   if (fold) g.SetFold(FoldRepresentatives(gpus, block));
-  plan.fold = fold ? "folded: " + Str(gpus / block) + " blocks of " + Str(emitted) +
-                         " replica(s) (" + Str(block) + " GPUs) simulated as 1"
-                   : "full: " + folding.refusal;
+  plan.fold = DescribeFold(folding, gpus);
 
   std::string split;
   for (int j = 0; j < chunks; ++j) split += (j ? "," : "") + Str(bounds[j + 1] - bounds[j]);

@@ -139,10 +139,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   // their members of the data-parallel all-reduces as mirrors.
   const FoldDecision folding = DecideFold(s, ReplicaLayout{d, t, t});
   const int block = folding.fold ? folding.block_gpus : gpus;
-  plan.fold = folding.fold ? "folded: " + std::to_string(gpus / block) + " blocks of " +
-                                 std::to_string(folding.block_replicas) + " replica(s) (" +
-                                 std::to_string(block) + " GPUs) simulated as 1"
-                           : "full: " + folding.refusal;
+  plan.fold = DescribeFold(folding, gpus);
   std::vector<std::vector<int>> tensor_groups;
   std::vector<TaskId> last(gpus, -1);
   const int comm = g.Stream("comm");
