@@ -322,7 +322,7 @@ class Executor {
   // see anything during the chain, and the rank's one compute stream keeps every other Exec
   // off its host, so the Exec runs at a constant rate and the parts' times follow exactly from
   // their durations (FinishFused).
-  void StartCompute(TaskId id) {
+  [[gnu::noinline]] void StartCompute(TaskId id) {
     const Task& t = g_.task(id);
     double seconds = std::max(0.0, ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_));
     if (fusible_rank_[t.rank]) {
@@ -381,7 +381,7 @@ class Executor {
   // A fused chain's Exec ended: each part gets its share of the elapsed time in order (the
   // elapsed time equals the durations' sum up to rounding; scaling keeps the last end exact),
   // then the last part finishes as a task does, releasing the chain's successors.
-  void FinishFused(int chain) {
+  [[gnu::noinline]] void FinishFused(int chain) {
     FusedChain c = std::move(fused_chains_[chain]);
     fused_chains_[chain] = FusedChain{};
     free_chains_.push_back(chain);
