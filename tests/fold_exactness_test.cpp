@@ -211,6 +211,22 @@ TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
   EXPECT_FALSE(runs[1].result.ok);
 }
 
+TEST(TaskBudget, MixtureOfExpertsPlansTakeTheLimitToo) {
+  const Scenario s = LoadScenarioText(
+      Cluster(2, "{kind: single_switch}") +
+          "model: {kind: moe, layers: 2, hidden: 512, heads: 8, sequence: 256, vocabulary: 1000, "
+          "experts: 16}\n"
+          "training: {global_batch: 16, micro_batch: 1, iterations: {warmup: 0, measured: 1}}\n"
+          "simulation: {max_tasks: 50}\n"
+          "strategies:\n  - {name: m, kind: deepspeed-moe}\n",
+      "moe.yaml");
+  const std::vector<StrategyRun> runs = RunStrategies(s, {});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].result.ok);
+  EXPECT_EQ(runs[0].result.error.rfind("the plan needs more than 50 tasks", 0), 0u)
+      << runs[0].result.error;
+}
+
 TEST(TaskBudget, SharedAcrossStrategies) {
   const std::string text =
       Cluster(4, "{kind: rail_optimized}") + kModel +

@@ -54,6 +54,7 @@ class Builder {
   Builder(const MoeSetup& st, const std::vector<std::vector<LayerDecision>>& d,
           const MoeSchedule& sc)
       : st_(st), dec_(d), sc_(sc), n_(st.ranks), g_(st.ranks) {
+    if (st.max_tasks > 0) g_.SetTaskLimit(st.max_tasks);
     compute_ = g_.Stream("compute");
     a2a_ = g_.Stream("a2a");
     placement_ = sc.transfers == TransferSchedule::kAfterDispatch ? a2a_ : g_.Stream("placement");

@@ -74,6 +74,7 @@ MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader&
   st.layers = m.layers;
   st.warmup = tr.warmup_iterations;
   st.iterations = tr.warmup_iterations + tr.measured_iterations;
+  st.max_tasks = s.simulation.max_tasks;
   st.dtype = tr.precision;
   st.hidden = m.hidden;
   st.ffn_hidden = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;

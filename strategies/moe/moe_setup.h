@@ -37,6 +37,7 @@ struct MoeSetup {
   int experts_per_rank = 0;  // experts live in contiguous blocks: expert x on rank x / this
   int layers = 0;            // MoE layers (every transformer layer is one)
   int iterations = 0;        // warm-up + measured
+  long long max_tasks = 0;   // SimulationSpec::max_tasks: the graph's limit (0: none)
   int warmup = 0;
   int top_k = 1;
   double capacity_factor = 1.25;  // the model's
