@@ -44,9 +44,10 @@ Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
     if (plan.fold.empty()) {
       // Planners that do not fold say nothing; the report says why they ran in full.
       const bool moe = s.model.kind == "moe";
-      plan.fold = !s.simulation.fold ? "full: simulation.fold is off"
-                  : moe              ? "full: MoE routing differs per GPU"
-                        : "full: folding is implemented for kinds ddp, tensor, pipeline and 3d";
+      plan.fold =
+          !s.simulation.fold ? "full: simulation.fold is off"
+          : moe              ? "full: MoE routing differs per GPU"
+                : "full: folding is implemented for kinds ddp, zero1/2/3, tensor, pipeline and 3d";
     }
     return plan;
   }

@@ -121,7 +121,15 @@ TEST(FoldExactness, TensorWithSequenceParallelism) {
 TEST(FoldExactness, ZeroThree) {
   const Outcome o = ExpectSame(Cluster(2, "{kind: single_switch, latency: \"1us\"}") + kModel +
                                "strategies:\n  - {name: z, kind: zero3}\n");
-  EXPECT_EQ(o.fold, "full: folding is implemented for kinds ddp, tensor, pipeline and 3d");
+  EXPECT_EQ(o.fold, "folded: 2 blocks of 8 replica(s) (8 GPUs) simulated as 1");
+}
+
+TEST(FoldExactness, HybridZeroTwoShardedPerServer) {
+  // Shard groups inside servers (left out for the folded server), replica all-reduces across.
+  const Outcome o =
+      ExpectSame(Cluster(2, "{kind: single_switch, latency: \"1us\"}") + kModel +
+                 "strategies:\n  - {name: z, kind: zero2, options: {shard_group: server}}\n");
+  EXPECT_EQ(o.fold, "folded: 2 blocks of 8 replica(s) (8 GPUs) simulated as 1");
 }
 
 TEST(FoldExactness, FoldingShrinksTheGraph) {

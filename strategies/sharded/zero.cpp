@@ -1,5 +1,6 @@
 #include "strategies/sharded/zero.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -7,6 +8,7 @@
 #include "models/memory.h"
 #include "models/workload.h"
 #include "strategies/batching.h"
+#include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 
@@ -112,6 +114,26 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   const int layers = static_cast<int>(w.layers.size());
   const std::vector<TaskId> none(gpus, -1);
 
+  // Folding (strategies/fold.h): every GPU is a data-parallel replica; the first server(s)
+  // compute, the others keep their members of the collectives that span blocks as mirrors,
+  // and a shard group inside a folded block (shard_group: server) is left out with it.
+  const FoldDecision folding = DecideFold(s, ReplicaLayout{gpus, 1, 1});
+  const int block = folding.fold ? folding.block_gpus : gpus;
+  plan.fold = DescribeFold(folding, gpus);
+  auto collectives = [&](const std::vector<std::vector<int>>& of, CollectiveKind kind, double bytes,
+                         int stream, int it, const Name& name, const std::vector<TaskId>& deps) {
+    std::vector<std::vector<int>> kept;
+    for (const std::vector<int>& group : of) {
+      if (*std::min_element(group.begin(), group.end()) < block) kept.push_back(group);
+    }
+    const std::vector<TaskId> member_of =
+        AddGroupCollectives(g, kept, kind, bytes, tr.precision, stream, it, name, deps);
+    for (int r = block; r < gpus; ++r) {
+      if (member_of[r] >= 0) g.SetMirror(member_of[r], member_of[r % block]);
+    }
+    return member_of;
+  };
+
   // The tasks each rank's first compute of an iteration waits for: the previous iteration's
   // parameter all-gathers (zero1/2) or its optimizer step (zero3).
   std::vector<std::vector<TaskId>> ready(gpus);
@@ -126,7 +148,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
       // grads_ready[mb][r][layer]
       std::vector<std::vector<std::vector<TaskId>>> grads_ready(
           micro_batches, std::vector<std::vector<TaskId>>(gpus, std::vector<TaskId>(layers, -1)));
-      for (int r = 0; r < gpus; ++r) {
+      for (int r = 0; r < block; ++r) {
         TaskPlace at{r, compute, it, ""};
         if (it == 0) AddModelStates(g, at, w.params, tr.precision, sharding);
         TaskId last = -1;
@@ -152,23 +174,22 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         for (size_t k = 0; k < buckets.size(); ++k) {
           std::vector<TaskId> deps(gpus);
           for (int r = 0; r < gpus; ++r) deps[r] = grads_ready[mb][r][buckets[k].ready_after_layer];
-          reduced.push_back(AddGroupCollectives(
-              g, groups.shard, CollectiveKind::kReduceScatter, buckets[k].params * e, tr.precision,
-              comm, it, TaskNameOf(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
+          reduced.push_back(collectives(
+              groups.shard, CollectiveKind::kReduceScatter, buckets[k].params * e, comm, it,
+              TaskNameOf(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
           moved_per_iteration += ring * buckets[k].params * e;
         }
       }
       if (!groups.replica.empty()) {
         for (size_t k = 0; k < buckets.size(); ++k) {
-          reduced[k] = AddGroupCollectives(
-              g, groups.replica, CollectiveKind::kAllReduce, buckets[k].params * e / n,
-              tr.precision, comm, it,
+          reduced[k] = collectives(
+              groups.replica, CollectiveKind::kAllReduce, buckets[k].params * e / n, comm, it,
               TaskNameOf(it, -1, "replica_allreduce/bucket" + std::to_string(k)), reduced[k]);
         }
       }
       // Adam on the shard, then all-gather of the updated 16-bit weights per bucket.
-      std::vector<TaskId> step(gpus);
-      for (int r = 0; r < gpus; ++r) {
+      std::vector<TaskId> step(gpus, -1);
+      for (int r = 0; r < block; ++r) {
         Task t = AdamStepTask(w.params / n, tr.precision);
         t.rank = r;
         t.stream = compute;
@@ -179,10 +200,10 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         ready[r].clear();
       }
       for (size_t k = 0; k < buckets.size(); ++k) {
-        const std::vector<TaskId> ag = AddGroupCollectives(
-            g, groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, tr.precision, comm,
-            it, TaskNameOf(it, -1, "all_gather/bucket" + std::to_string(k)), step);
-        for (int r = 0; r < gpus; ++r) ready[r].push_back(ag[r]);
+        const std::vector<TaskId> ag =
+            collectives(groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, comm, it,
+                        TaskNameOf(it, -1, "all_gather/bucket" + std::to_string(k)), step);
+        for (int r = 0; r < block; ++r) ready[r].push_back(ag[r]);
         moved_per_iteration += ring * buckets[k].params * e;
       }
     }
@@ -218,7 +239,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
       std::vector<TaskId> last(gpus, -1);
       std::vector<std::vector<TaskId>> reduced(num_units, none);  // last micro-batch's
       if (it == 0) {
-        for (int r = 0; r < gpus; ++r) {
+        for (int r = 0; r < block; ++r) {
           AddModelStates(g, TaskPlace{r, compute, it, ""}, w.params, tr.precision, sharding);
         }
       }
@@ -233,20 +254,19 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           // Issued after the pass two back (prefetch: while the previous pass computes) or
           // after the previous pass; the first passes wait for the previous step.
           const size_t back = prefetch ? 2 : 1;
-          std::vector<TaskId> deps(gpus);
-          for (int r = 0; r < gpus; ++r) {
+          std::vector<TaskId> deps(gpus, -1);
+          for (int r = 0; r < block; ++r) {
             deps[r] =
                 p >= back ? pass_end[p - back][r] : (ready[r].empty() ? -1 : ready[r].front());
             const TaskId alloc = AddMemory(g, TaskPlace{r, comm, it, TaskNameOf(it, pass.mb, "")},
                                            what + "/gather", "gathered_weights", full);
             if (deps[r] >= 0) g.AddDep(alloc, deps[r]);
           }
-          gathered =
-              AddGroupCollectives(g, groups.shard, CollectiveKind::kAllGather, full, tr.precision,
-                                  comm, it, TaskNameOf(it, pass.mb, what + "/all_gather"), deps);
+          gathered = collectives(groups.shard, CollectiveKind::kAllGather, full, comm, it,
+                                 TaskNameOf(it, pass.mb, what + "/all_gather"), deps);
           moved_per_iteration += ring * full;
         }
-        for (int r = 0; r < gpus; ++r) {
+        for (int r = 0; r < block; ++r) {
           const TaskPlace at{r, compute, it, TaskNameOf(it, pass.mb, "")};
           const TaskId first = static_cast<TaskId>(g.tasks().size());
           if (pass.backward) {
@@ -266,11 +286,11 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           pass_end[p][r] = last[r];
         }
         if (pass.backward && full > 0) {
-          const std::vector<TaskId> rs = AddGroupCollectives(
-              g, groups.shard, CollectiveKind::kReduceScatter, full, tr.precision, comm_rs, it,
-              TaskNameOf(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
+          const std::vector<TaskId> rs =
+              collectives(groups.shard, CollectiveKind::kReduceScatter, full, comm_rs, it,
+                          TaskNameOf(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
           moved_per_iteration += ring * full;
-          for (int r = 0; r < gpus; ++r) {
+          for (int r = 0; r < block; ++r) {
             AddMemory(g, TaskPlace{r, comm_rs, it, TaskNameOf(it, pass.mb, "")},
                       what + "/unit_gradients", "gradients", -full);
           }
@@ -280,14 +300,13 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
       if (!groups.replica.empty()) {
         for (int u = 0; u < num_units; ++u) {
           if (unit_params[u] <= 0) continue;
-          reduced[u] = AddGroupCollectives(
-              g, groups.replica, CollectiveKind::kAllReduce, unit_params[u] * e / n, tr.precision,
-              comm_rs, it,
+          reduced[u] = collectives(
+              groups.replica, CollectiveKind::kAllReduce, unit_params[u] * e / n, comm_rs, it,
               TaskNameOf(it, -1, w.layers[units[u].front()].name + "/replica_allreduce"),
               reduced[u]);
         }
       }
-      for (int r = 0; r < gpus; ++r) {
+      for (int r = 0; r < block; ++r) {
         Task t = AdamStepTask(w.params / n, tr.precision);
         t.rank = r;
         t.stream = compute;
@@ -305,6 +324,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
                          ", gradients reduce-scattered after each unit's backward");
   }
 
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   char buf[200];
   std::snprintf(buf, sizeof buf,
                 "%s over %d GPUs%s: %d micro-batch(es) of %d per GPU, %.3g M "
