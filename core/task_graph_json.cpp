@@ -60,8 +60,8 @@ std::string TaskGraphToJson(const TaskGraph& g) {
   j["collectives"] = std::move(cs);
   Json ts = Json::array();
   for (const Task& t : g.tasks()) {
-    Json o{{"id", t.id},         {"kind", ToString(t.kind)}, {"rank", t.rank},
-           {"stream", t.stream}, {"iteration", t.iteration}, {"phase", ToString(t.phase)},
+    Json o{{"id", t.id},           {"kind", ToString(t.kind)},     {"rank", t.rank},
+           {"stream", t.stream},   {"iteration", t.iteration},     {"phase", ToString(t.phase)},
            {"name", t.name.str()}, {"category", t.category.str()}, {"deps", t.deps}};
     if (t.mirror >= 0) o["mirror"] = t.mirror;
     switch (t.kind) {

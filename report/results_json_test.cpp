@@ -63,12 +63,27 @@ TEST(ResultsJsonTest, ParsesBackWithEveryKeyInOrder) {
             (std::vector<std::string>{"name", "file", "seed", "gpus", "model"}));
 
   std::vector<std::string> ok_keys = Keys(j["strategies"][0]);
-  EXPECT_EQ(ok_keys, (std::vector<std::string>{
-                         "name", "kind", "ok", "num_gpus", "iteration_time_s", "samples_per_s",
-                         "tokens_per_s", "model_flops_per_iteration", "tflops_per_gpu", "mfu",
-                         "hfu", "exposed_comm_fraction", "exposed_comm_by_category",
-                         "idle_fraction", "peak_memory_bytes", "max_peak_memory_bytes", "oom_ranks",
-                         "peak_memory_per_stage_bytes", "fold", "simulation", "notes"}));
+  EXPECT_EQ(ok_keys, (std::vector<std::string>{"name",
+                                               "kind",
+                                               "ok",
+                                               "num_gpus",
+                                               "iteration_time_s",
+                                               "samples_per_s",
+                                               "tokens_per_s",
+                                               "model_flops_per_iteration",
+                                               "tflops_per_gpu",
+                                               "mfu",
+                                               "hfu",
+                                               "exposed_comm_fraction",
+                                               "exposed_comm_by_category",
+                                               "idle_fraction",
+                                               "peak_memory_bytes",
+                                               "max_peak_memory_bytes",
+                                               "oom_ranks",
+                                               "peak_memory_per_stage_bytes",
+                                               "fold",
+                                               "simulation",
+                                               "notes"}));
   // A failed strategy has the same keys plus "error" after "ok".
   ok_keys.insert(ok_keys.begin() + 3, "error");
   EXPECT_EQ(Keys(j["strategies"][1]), ok_keys);
