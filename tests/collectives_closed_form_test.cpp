@@ -113,6 +113,28 @@ TEST(RingAllReduceAcrossServers, MatchesAlphaBeta) {
   }
 }
 
+// One-GPU servers with no intra-server fabric at all (cloud instances): the same closed form;
+// the lone member's traffic goes straight to its NIC.
+TEST(RingAllReduceAcrossServers, OneGpuServersWithoutAFabric) {
+  const int n = 4;
+  NvSwitchOptions o;
+  o.servers = n;
+  o.gpus_per_server = 1;
+  o.nics = 1;
+  ClusterSpec c = NvSwitchCluster(o);
+  c.groups[0].nvswitch.reset();
+  const double bytes = 512e6;
+  const double alpha = 2 * o.nic_latency_s + o.switch_latency_s;
+  const double expected =
+      Base("ring") +
+      2.0 * (n - 1) * (Step("ring", sim::HopKind::kNet) + alpha + bytes / (n * o.nic_Bps));
+  for (Fidelity f : kBoth) {
+    const double got =
+        Collect(c, CollectiveKind::kAllReduce, n, bytes, {"ring", "simple", 1, f}).seconds;
+    EXPECT_NEAR(got, expected, 0.01 * expected) << ToString(f);
+  }
+}
+
 // A ring with slow hops (NIC) and fast ones (NVSwitch), latency-bound: a step's data crosses
 // every edge in turn, so the critical path pays, per step, the ring's mean hop latency and mean
 // hop transfer. Stream, one flow per edge, completes the ring's flows together at the later of

@@ -60,6 +60,11 @@ Hop IntraServerHop(const ServerGroup& g, const std::vector<int>& locals) {
   if (all_nvlink) {
     return Hop{g.nvlink->link.bandwidth_Bps, g.nvlink->link.latency_s, IntraFabric::kNvLink};
   }
+  if (!g.pcie && locals.size() < 2) {
+    // A lone member on a server without a PCIe tree (one-GPU cloud instances): its traffic goes
+    // straight to the NIC, and no intra-server hop exists to be slow.
+    return Hop{std::numeric_limits<double>::infinity(), 0, IntraFabric::kNvSwitch};
+  }
   if (!g.pcie) {
     throw Error("server group '" + g.name +
                 "': members of a collective have neither NVSwitch, NVLink between every pair, "
