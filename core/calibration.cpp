@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "core/cluster.h"
+#include "core/limits.h"
 #include "core/yaml_util.h"
 
 namespace stratasim {
@@ -116,7 +118,7 @@ const CollectiveCalibration* Calibration::FindCollective(CollectiveKind kind, in
 Calibration LoadCalibrationText(const std::string& text, const std::string& file_label) {
   const Reader r(file_label);
   const Field root = yaml::ParseDocument(text, file_label);
-  Map m(r, root, {"format", "version", "source", "gpus", "collectives"});
+  Map m(r, root, {"format", "version", "source", "gpus", "collectives", "links"});
   const Field format = m.Require("format");
   if (r.String(format) != "stratasim-calibration") {
     r.Fail(format, "must be \"stratasim-calibration\"");
@@ -142,11 +144,40 @@ Calibration LoadCalibrationText(const std::string& text, const std::string& file
       c.collectives.push_back(entry);
     }
   }
+  if (auto links = m.Get("links")) {
+    Map lm(r, *links, {"nvswitch", "nvlink", "pcie", "socket", "nic"});
+    for (const char* kind : {"nvswitch", "nvlink", "pcie", "socket", "nic"}) {
+      if (auto e = lm.Get(kind)) c.link_efficiency[*ParseLinkKind(kind)] = r.Efficiency(*e);
+    }
+  }
   return c;
 }
 
+void ApplyLinkCalibration(const Calibration* calibration, ClusterSpec* cluster) {
+  for (ServerGroup& g : cluster->groups) {
+    auto apply = [&](LinkKind kind, LinkSpec* link) {
+      if (link->line_Bps <= 0 || link->efficiency_given) return;  // built in code, or set
+      link->efficiency = DefaultLinkEfficiency(kind, g.gpu);
+      if (calibration != nullptr) {
+        auto it = calibration->link_efficiency.find(kind);
+        if (it != calibration->link_efficiency.end()) link->efficiency = it->second;
+      }
+      link->bandwidth_Bps = link->line_Bps * link->efficiency;
+    };
+    if (g.nvswitch) apply(LinkKind::kNvSwitch, &g.nvswitch->link);
+    if (g.nvlink) apply(LinkKind::kNvLink, &g.nvlink->link);
+    if (g.pcie) {
+      apply(LinkKind::kPcie, &g.pcie->link);
+      apply(LinkKind::kPcie, &g.pcie->uplink);
+      apply(LinkKind::kSocket, &g.pcie->socket_link);
+    }
+    apply(LinkKind::kNic, &g.nics.link);
+  }
+}
+
 Calibration LoadCalibrationFile(const std::string& path) {
-  return LoadCalibrationText(yaml::ReadFile(path), path);
+  return LoadCalibrationText(
+      yaml::ReadFile(path, limits::kCalibrationFileBytes, "a calibration file"), path);
 }
 
 }  // namespace stratasim

@@ -21,6 +21,10 @@
 //   collectives:                        # optional
 //     - {kind: all_reduce, gpu: H100-SXM5, group_size: 8, latency: "20us",
 //        bandwidth: "180GB/s"}          # gpu optional: any GPU kind
+//   links: {nvswitch: 0.85, nic: 0.97}  # optional: achievable fraction of line rate per link
+//                                       # kind (nvswitch nvlink pcie socket nic), in [0.01, 1];
+//                                       # replaces the default (core/link_efficiency.h) on every
+//                                       # link whose scenario gives no efficiency of its own
 //
 // Every rule is checked; a bad file raises ConfigError with its file, line, key and rule, as
 // the scenario loader does.
@@ -33,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "core/link_efficiency.h"
 #include "core/task_graph.h"
 
 namespace stratasim {
@@ -71,6 +76,7 @@ struct Calibration {
   std::string source;  // free text: how it was measured
   std::vector<GpuCalibration> gpus;
   std::vector<CollectiveCalibration> collectives;
+  std::map<LinkKind, double> link_efficiency;  // measured; absent kinds keep their default
 
   // nullptr when the file does not list the GPU kind.
   const GpuCalibration* FindGpu(const std::string& gpu) const;
@@ -79,6 +85,12 @@ struct Calibration {
   const CollectiveCalibration* FindCollective(CollectiveKind kind, int group_size,
                                               const std::string& gpu) const;
 };
+
+struct ClusterSpec;
+// Sets the achievable rate of every scenario link that gives no efficiency of its own: the
+// calibration's figure for its kind, else the default (core/link_efficiency.h). Applying a
+// second calibration replaces the first's figures.
+void ApplyLinkCalibration(const Calibration* calibration, ClusterSpec* cluster);
 
 // Throws ConfigError (file, line, column, key, value, rule) on any bad input.
 Calibration LoadCalibrationFile(const std::string& path);

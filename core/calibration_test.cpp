@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/cluster.h"
 #include "core/error.h"
 
 namespace stratasim {
@@ -82,7 +83,7 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
   ExpectError(Replace(kGood, "version: 1", "version: 2"), 2, "version",
               "must be an integer in [1, 1]");
   ExpectError(Replace(kGood, "source:", "sorce:"), 3, "sorce",
-              "unknown key (known: format, version, source, gpus, collectives)");
+              "unknown key (known: format, version, source, gpus, collectives, links)");
   ExpectError(Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
               "unknown key (known: gemm, attention, elementwise, optimizer, other)");
   ExpectError(Replace(kGood, "efficiency: 0.2", "efficiency: 1.2"), 10,
@@ -114,6 +115,27 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
   ExpectError(Replace(kGood, "gpu: H100-SXM5, group_size: 8", "group_size: 8"), 16,
               "collectives[1]", "duplicate entry for this kind, group_size and gpu");
   ExpectError("format: [", 1, "", "YAML syntax error: end of sequence flow not found");
+}
+
+TEST(Calibration, LinkEfficienciesReplaceTheDefaultsOfUnsetLinks) {
+  const Calibration c =
+      LoadCalibrationText(std::string(kGood) + "links: {nvswitch: 0.9, nic: 0.5}\n", "c.yaml");
+  EXPECT_DOUBLE_EQ(c.link_efficiency.at(LinkKind::kNvSwitch), 0.9);
+  ClusterSpec cluster;
+  ServerGroup g;
+  g.gpu = "H100-SXM5";
+  g.nvswitch = NvSwitchSpec{LinkSpec{360e9, 0, true, 450e9, 0.8, false}};
+  g.nics.link = LinkSpec{100, 0, true, 100, 1, /*efficiency_given=*/true};  // the scenario's own
+  cluster.groups.push_back(g);
+  ApplyLinkCalibration(&c, &cluster);
+  EXPECT_DOUBLE_EQ(cluster.groups[0].nvswitch->link.bandwidth_Bps, 0.9 * 450e9);
+  EXPECT_DOUBLE_EQ(cluster.groups[0].nics.link.bandwidth_Bps, 100);
+  ApplyLinkCalibration(nullptr, &cluster);  // back to the default
+  EXPECT_DOUBLE_EQ(cluster.groups[0].nvswitch->link.bandwidth_Bps, 18 * 20.6e9);
+  ExpectError(std::string(kGood) + "links: {nvswitch: 0}\n", 17, "links.nvswitch",
+              "must be a number in [0.01, 1] (a fraction of the peak)");
+  ExpectError(std::string(kGood) + "links: {nvlnk: 0.5}\n", 17, "links.nvlnk",
+              "unknown key (known: nvswitch, nvlink, pcie, socket, nic)");
 }
 
 TEST(Calibration, MissingFileIsAConfigError) {

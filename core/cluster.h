@@ -14,10 +14,18 @@ namespace stratasim {
 
 // A connection. Full duplex (the default, as NVLink, PCIe and InfiniBand are): each
 // direction has `bandwidth_Bps` on its own. Half duplex: both directions share it.
+//
+// `bandwidth_Bps` is what the simulator uses: the achievable rate. A scenario gives the line
+// rate; the loader keeps it in `line_Bps` and sets bandwidth_Bps = line_Bps x efficiency, with
+// the link's `efficiency` or the default for its kind and GPU generation
+// (core/link_efficiency.h). Links built in code (line_Bps 0) are taken as given.
 struct LinkSpec {
   double bandwidth_Bps = 0;
   double latency_s = 0;
   bool full_duplex = true;
+  double line_Bps = 0;            // as the scenario wrote it; 0 when built in code
+  double efficiency = 1;          // bandwidth_Bps / line_Bps
+  bool efficiency_given = false;  // written in the scenario: a calibration file keeps it
 };
 
 // Every GPU has a port of `link` bandwidth per direction into a non-blocking switch

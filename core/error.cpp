@@ -2,8 +2,18 @@
 
 #include <utility>
 
+#include "core/limits.h"
+
 namespace stratasim {
 namespace {
+
+// A value or key is echoed whole up to limits::kEchoBytes; longer ones (a million-digit seed, a
+// 5 MB name) are cut, with their size, so one message never floods the terminal.
+std::string Echo(const std::string& text) {
+  if (text.size() <= limits::kEchoBytes) return text;
+  return text.substr(0, limits::kEchoBytes - 16) + "... (" + std::to_string(text.size()) +
+         " bytes)";
+}
 
 std::string Format(const SourceLocation& where, const std::string& key, const std::string& value,
                    const std::string& rule) {
@@ -12,8 +22,8 @@ std::string Format(const SourceLocation& where, const std::string& key, const st
     out += ":" + std::to_string(where.line);
     if (where.column > 0) out += ":" + std::to_string(where.column);
   }
-  out += ": " + (key.empty() ? std::string("<document>") : key);
-  if (!value.empty()) out += " = \"" + value + "\"";
+  out += ": " + (key.empty() ? std::string("<document>") : Echo(key));
+  if (!value.empty()) out += " = \"" + Echo(value) + "\"";
   out += ": " + rule;
   return out;
 }

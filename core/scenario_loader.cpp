@@ -63,6 +63,9 @@
 
 #include "core/collective_names.h"
 #include "core/hardware.h"
+#include "core/input_file.h"
+#include "core/limits.h"
+#include "core/link_efficiency.h"
 #include "core/model_presets.h"
 #include "core/scenario.h"
 #include "core/text_number.h"
@@ -91,8 +94,10 @@ using yaml::Field;
 using yaml::Join;
 using yaml::KindOf;
 
+// [A-Za-z0-9_-][A-Za-z0-9._-]*, at most limits::kNameLength: it names a folder or a file under
+// the output folder, so "." and ".." (or any leading dot) and over-long names are refused.
 bool IsPlainName(const std::string& s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > limits::kNameLength || s[0] == '.') return false;
   for (char c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
       return false;
@@ -156,29 +161,48 @@ class Loader {
   int Int(const Field& f, int min_value) const {
     return static_cast<int>(Integer(f, min_value, INT_MAX));
   }
-  double Fraction(const Field& f) const;  // in (0, 1]
-  bool AutoOrOff(const Field& f) const;   // "auto": true, "off": false
+  // An efficiency: a fraction of a peak in [limits::kMinEfficiency, 1].
+  double Efficiency(const Field& f) const;
+  bool AutoOrOff(const Field& f) const;  // "auto": true, "off": false
+  // A quantity with a unit, in [min_value, max_value] (core/limits.h); `range` is that
+  // interval as the message gives it.
   template <typename Parser>
-  double Quantity(const Field& f, Parser parse, bool positive) const;
-  double Bandwidth(const Field& f) const { return Quantity(f, ParseBandwidthBps, true); }
-  double Seconds(const Field& f) const { return Quantity(f, ParseSeconds, false); }
-  double Bytes(const Field& f) const { return Quantity(f, ParseBytes, true); }
-  double Flops(const Field& f) const { return Quantity(f, ParseFlops, true); }
+  double Quantity(const Field& f, Parser parse, double min_value, double max_value,
+                  const char* range) const;
+  double Bandwidth(const Field& f) const {
+    return Quantity(f, ParseBandwidthBps, limits::kMinBandwidthBps, limits::kMaxBandwidthBps,
+                    "[1kB/s, 1PB/s]");
+  }
+  double Seconds(const Field& f) const {
+    return Quantity(f, ParseSeconds, 0, limits::kMaxLatencySeconds, "[0s, 1s]");
+  }
+  double Bytes(const Field& f) const {
+    return Quantity(f, ParseBytes, limits::kMinMemoryBytes, limits::kMaxMemoryBytes, "[1MB, 1PB]");
+  }
+  double Flops(const Field& f) const {
+    return Quantity(f, ParseFlops, limits::kMinPeakFlops, limits::kMaxPeakFlops,
+                    "[1GFLOPS, 1EFLOPS]");
+  }
   std::vector<Field> List(const Field& f, bool non_empty) const;
   std::string FirstAt(const YAML::Node& n) const {
     return "first at line " + std::to_string(Where(n).line);
   }
 
   // Sections.
-  LinkSpec Link(const Map& m) const;
+  // A link map: bandwidth (the line rate), latency, duplex and efficiency (default: the
+  // achievable fraction for `kind` in a server of `gpu` GPUs, core/link_efficiency.h).
+  LinkSpec Link(const Map& m, LinkKind kind, const std::string& gpu) const;
+  // Sets a link's achievable rate from its line rate and `efficiency` (if given) or `fallback`.
+  void Derate(const Map& m, double fallback, LinkSpec* link) const;
   // `duplex: full | half`, if given.
   void ReadDuplex(const Map& m, LinkSpec* link) const;
   std::vector<GpuSpec> CustomGpus(const Field& f) const;
   ClusterSpec Cluster(const Field& f) const;
   GroupRead Group(const Field& f, const std::vector<GpuSpec>& custom,
                   std::vector<GpuSpec>* kinds) const;
-  NvLinkSpec NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie) const;
-  PcieSpec Pcie(const Field& f, int gpus) const;
+  NvLinkSpec NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie,
+                    const std::string& gpu) const;
+  PcieSpec Pcie(const Field& f, int gpus, const std::string& gpu) const;
   NetworkSpec Network(const Field& f) const;
   double Ratio(const Field& f) const;
   ModelSpec Model(const Field& f) const;
@@ -263,32 +287,41 @@ std::string Loader::Name(const Field& f) const {
 
 std::string Loader::PlainName(const Field& f) const {
   std::string s = String(f);
-  if (!IsPlainName(s)) Fail(f, "must match [A-Za-z0-9._-]+ (it names output files)");
+  if (!IsPlainName(s)) {
+    Fail(f,
+         "must match [A-Za-z0-9_-][A-Za-z0-9._-]* and be at most 128 characters (it names "
+         "output files)");
+  }
   return s;
 }
 
 long long Loader::Integer(const Field& f, long long min_value, long long max_value) const {
-  std::string rule = max_value == INT_MAX ? "must be an integer >= " + std::to_string(min_value)
-                                          : "must be an integer in [" + std::to_string(min_value) +
-                                                ", " + std::to_string(max_value) + "]";
   long long v = 0;
-  if (!f.value.IsScalar() || !ParseInteger(f.value.Scalar(), &v) || v < min_value ||
-      v > max_value) {
-    Fail(f, rule);
+  const bool parsed = f.value.IsScalar() && ParseInteger(f.value.Scalar(), &v);
+  if (parsed && v > max_value && max_value == INT_MAX) {
+    // Counts are held as int: say so rather than call 2^31 "not an integer".
+    Fail(f, "must be at most 2147483647 (counts are 32-bit; docs/limits.md)");
+  }
+  if (!parsed || v < min_value || v > max_value) {
+    Fail(f, max_value == INT_MAX ? "must be an integer >= " + std::to_string(min_value)
+                                 : "must be an integer in [" + std::to_string(min_value) + ", " +
+                                       std::to_string(max_value) + "]");
   }
   return v;
 }
 
-double Loader::Fraction(const Field& f) const {
+double Loader::Efficiency(const Field& f) const {
   double v = 0;
-  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0 || v > 1) {
-    Fail(f, "must be a number in (0, 1]");
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v < limits::kMinEfficiency ||
+      v > 1) {
+    Fail(f, "must be a number in [0.01, 1] (a fraction of the peak)");
   }
   return v;
 }
 
 template <typename Parser>
-double Loader::Quantity(const Field& f, Parser parse, bool positive) const {
+double Loader::Quantity(const Field& f, Parser parse, double min_value, double max_value,
+                        const char* range) const {
   std::string text = String(f);
   double v = 0;
   try {
@@ -296,7 +329,10 @@ double Loader::Quantity(const Field& f, Parser parse, bool positive) const {
   } catch (const UnitError& e) {
     Fail(f, e.what());
   }
-  if (positive && v <= 0) Fail(f, "must be greater than 0");
+  if (min_value > 0 && v <= 0) Fail(f, "must be greater than 0");
+  if (v < min_value || v > max_value) {
+    Fail(f, std::string("must be in ") + range + " (docs/limits.md)");
+  }
   return v;
 }
 
@@ -311,12 +347,22 @@ std::vector<Field> Loader::List(const Field& f, bool non_empty) const {
   return items;
 }
 
-LinkSpec Loader::Link(const Map& m) const {
+LinkSpec Loader::Link(const Map& m, LinkKind kind, const std::string& gpu) const {
   LinkSpec link;
-  link.bandwidth_Bps = Bandwidth(m.Require("bandwidth"));
+  link.line_Bps = Bandwidth(m.Require("bandwidth"));
   if (auto f = m.Get("latency")) link.latency_s = Seconds(*f);
   ReadDuplex(m, &link);
+  Derate(m, DefaultLinkEfficiency(kind, gpu), &link);
   return link;
+}
+
+void Loader::Derate(const Map& m, double fallback, LinkSpec* link) const {
+  link->efficiency = fallback;
+  if (auto e = m.Get("efficiency")) {
+    link->efficiency = Efficiency(*e);
+    link->efficiency_given = true;
+  }
+  link->bandwidth_Bps = link->line_Bps * link->efficiency;
 }
 
 void Loader::ReadDuplex(const Map& m, LinkSpec* link) const {
@@ -419,14 +465,17 @@ Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& cust
 
   g.gpus_per_server = Int(m.Require("gpus_per_server"), 1);
   if (auto nvswitch = m.Get("nvswitch")) {
-    g.nvswitch = NvSwitchSpec{Link(Map(*this, *nvswitch, {"bandwidth", "latency", "duplex"}))};
+    g.nvswitch =
+        NvSwitchSpec{Link(Map(*this, *nvswitch, {"bandwidth", "latency", "duplex", "efficiency"}),
+                          LinkKind::kNvSwitch, g.gpu)};
   }
-  if (auto pcie = m.Get("pcie")) g.pcie = Pcie(*pcie, g.gpus_per_server);
+  if (auto pcie = m.Get("pcie")) g.pcie = Pcie(*pcie, g.gpus_per_server, g.gpu);
   if (auto nvlink = m.Get("nvlink")) {
-    g.nvlink = NvLink(*nvlink, g.gpus_per_server, g.nvswitch.has_value(), g.pcie.has_value());
+    g.nvlink =
+        NvLink(*nvlink, g.gpus_per_server, g.nvswitch.has_value(), g.pcie.has_value(), g.gpu);
   }
   if (auto nics = m.Get("nics")) {
-    Map nm(*this, *nics, {"count", "bandwidth", "latency", "duplex"});
+    Map nm(*this, *nics, {"count", "bandwidth", "latency", "duplex", "efficiency"});
     if (auto count = nm.Get("count")) {
       g.nics.count = Int(*count, 1);
       // GPUs share NICs in equal contiguous blocks (cluster.h).
@@ -434,7 +483,7 @@ Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& cust
         Fail(*count, "must divide gpus_per_server (" + std::to_string(g.gpus_per_server) + ")");
       }
     }
-    g.nics.link = Link(nm);
+    g.nics.link = Link(nm, LinkKind::kNic, g.gpu);
     read.has_nics = true;
   }
   if (g.gpus_per_server > 1 && !g.nvswitch && !g.nvlink && !g.pcie) {
@@ -445,8 +494,9 @@ Loader::GroupRead Loader::Group(const Field& f, const std::vector<GpuSpec>& cust
   return read;
 }
 
-NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie) const {
-  Map m(*this, f, {"pairs", "bandwidth", "latency", "duplex"});
+NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_pcie,
+                          const std::string& gpu) const {
+  Map m(*this, f, {"pairs", "bandwidth", "latency", "duplex", "efficiency"});
   NvLinkSpec spec;
   Field pairs = m.Require("pairs");
   if (pairs.value.IsScalar()) {
@@ -488,13 +538,14 @@ NvLinkSpec Loader::NvLink(const Field& f, int gpus, bool has_nvswitch, bool has_
       }
     }
   }
-  spec.link = Link(m);
+  spec.link = Link(m, LinkKind::kNvLink, gpu);
   return spec;
 }
 
-PcieSpec Loader::Pcie(const Field& f, int gpus) const {
+PcieSpec Loader::Pcie(const Field& f, int gpus, const std::string& gpu) const {
   Map m(*this, f,
-        {"gpus_per_switch", "sockets", "bandwidth", "latency", "duplex", "uplink", "socket_link"});
+        {"gpus_per_switch", "sockets", "bandwidth", "latency", "duplex", "efficiency", "uplink",
+         "socket_link"});
   PcieSpec spec;
   if (auto per_switch = m.Get("gpus_per_switch")) {
     spec.gpus_per_switch = Int(*per_switch, 1);
@@ -511,19 +562,25 @@ PcieSpec Loader::Pcie(const Field& f, int gpus) const {
                          " = gpus_per_server / gpus_per_switch)");
     }
   }
-  spec.link = Link(m);
+  spec.link = Link(m, LinkKind::kPcie, gpu);
   spec.uplink = spec.link;
   if (auto uplink = m.Get("uplink")) {
-    Map um(*this, *uplink, {"bandwidth", "latency", "duplex"});
-    if (auto bw = um.Get("bandwidth")) spec.uplink.bandwidth_Bps = Bandwidth(*bw);
+    // Each field not given is the PCIe link's, efficiency included.
+    Map um(*this, *uplink, {"bandwidth", "latency", "duplex", "efficiency"});
+    if (auto bw = um.Get("bandwidth")) spec.uplink.line_Bps = Bandwidth(*bw);
     if (auto lat = um.Get("latency")) spec.uplink.latency_s = Seconds(*lat);
     ReadDuplex(um, &spec.uplink);
+    Derate(um, spec.link.efficiency, &spec.uplink);
   }
   if (spec.sockets > 1) {
     Field socket_link = m.Require("socket_link", "sockets is " + std::to_string(spec.sockets));
-    spec.socket_link = Link(Map(*this, socket_link, {"bandwidth", "latency", "duplex"}));
+    spec.socket_link =
+        Link(Map(*this, socket_link, {"bandwidth", "latency", "duplex", "efficiency"}),
+             LinkKind::kSocket, gpu);
   } else if (auto socket_link = m.Get("socket_link")) {
-    spec.socket_link = Link(Map(*this, *socket_link, {"bandwidth", "latency", "duplex"}));
+    spec.socket_link =
+        Link(Map(*this, *socket_link, {"bandwidth", "latency", "duplex", "efficiency"}),
+             LinkKind::kSocket, gpu);
   }
   return spec;
 }
@@ -559,7 +616,7 @@ NetworkSpec Loader::Network(const Field& f) const {
 
 // "2", "1.5" or "2:1" -> a downlink/uplink ratio >= 1.
 double Loader::Ratio(const Field& f) const {
-  const std::string rule = "must be a number >= 1 or a ratio like \"2:1\"";
+  const std::string rule = "must be a number in [1, 1000] or a ratio like \"2:1\"";
   std::string text = f.value.IsScalar() ? f.value.Scalar() : "";
   double ratio = 0;
   size_t colon = text.find(':');
@@ -574,7 +631,7 @@ double Loader::Ratio(const Field& f) const {
     }
     ratio = down / up;
   }
-  if (!(ratio >= 1)) Fail(f, rule);
+  if (!(ratio >= 1 && ratio <= limits::kMaxOversubscription)) Fail(f, rule);
   return ratio;
 }
 
@@ -795,8 +852,8 @@ SimulationSpec Loader::Simulation(const Field& f) const {
         {"compute_efficiency", "memory_efficiency", "kernel_launch", "fidelity", "collectives",
          "calibration", "fold", "fuse", "max_tasks"});
   SimulationSpec spec;
-  if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Fraction(*e);
-  if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Fraction(*e);
+  if (auto e = m.Get("compute_efficiency")) spec.compute_efficiency = Efficiency(*e);
+  if (auto e = m.Get("memory_efficiency")) spec.memory_efficiency = Efficiency(*e);
   if (auto launch = m.Get("kernel_launch")) spec.kernel_launch_s = Seconds(*launch);
   if (auto fidelity = m.Get("fidelity")) {
     const std::string v = String(*fidelity);
@@ -907,6 +964,7 @@ Scenario Loader::Load(const YAML::Node& root) const {
   s.model = Model(m.Require("model"));
   s.training = Training(m.Require("training"));
   if (auto simulation = m.Get("simulation")) s.simulation = Simulation(*simulation);
+  if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
   s.strategies = Strategies(m.Require("strategies"));
   return s;
 }
@@ -914,31 +972,11 @@ Scenario Loader::Load(const YAML::Node& root) const {
 }  // namespace
 
 Scenario LoadScenarioText(const std::string& text, const std::string& file_label) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    // ParserException and friends carry a 0-based mark of where the syntax broke.
-    SourceLocation where{file_label, 0, 0};
-    if (!e.mark.is_null()) where = SourceLocation{file_label, e.mark.line + 1, e.mark.column + 1};
-    throw ConfigError(where, "", "", "YAML syntax error: " + e.msg);
-  }
-  return Loader(file_label).Load(root);
+  return Loader(file_label).Load(yaml::ParseDocument(text, file_label).value);
 }
 
 Scenario LoadScenarioFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file (it is a directory)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "",
-                      "cannot read file (" + std::string(std::strerror(errno)) + ")");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file");
-  return LoadScenarioText(text, path);
+  return LoadScenarioText(ReadInputFile(path, limits::kScenarioFileBytes, "a scenario file"), path);
 }
 
 }  // namespace stratasim

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/link_efficiency.h"
 #include "core/scenario.h"
 #include "gtest/gtest.h"
 
@@ -90,6 +91,15 @@ void ExpectError(const ConfigError& e, int line, int column, const std::string& 
   EXPECT_EQ(e.where().column, column) << e.what();
   EXPECT_EQ(e.key(), key) << e.what();
   EXPECT_EQ(e.rule(), rule) << e.what();
+}
+
+// A link as the loader leaves it: the line rate as written, and the achievable rate at the
+// default efficiency for its kind and GPU (core/link_efficiency.h).
+void ExpectLink(const LinkSpec& link, double line_Bps, LinkKind kind, const std::string& gpu) {
+  EXPECT_DOUBLE_EQ(link.line_Bps, line_Bps);
+  EXPECT_DOUBLE_EQ(link.efficiency, DefaultLinkEfficiency(kind, gpu));
+  EXPECT_DOUBLE_EQ(link.bandwidth_Bps, line_Bps * DefaultLinkEfficiency(kind, gpu));
+  EXPECT_FALSE(link.efficiency_given);
 }
 
 // --- The happy paths ---------------------------------------------------------------------------
@@ -189,12 +199,12 @@ strategies:
   EXPECT_EQ(dgx.gpu, "A100-SXM4-80GB");
   EXPECT_EQ(dgx.gpus_per_server, 8);
   ASSERT_TRUE(dgx.nvswitch.has_value());
-  EXPECT_DOUBLE_EQ(dgx.nvswitch->link.bandwidth_Bps, 300e9);
+  ExpectLink(dgx.nvswitch->link, 300e9, LinkKind::kNvSwitch, dgx.gpu);
   EXPECT_DOUBLE_EQ(dgx.nvswitch->link.latency_s, 1e-6);
   EXPECT_FALSE(dgx.nvlink.has_value());
   EXPECT_FALSE(dgx.pcie.has_value());
   EXPECT_EQ(dgx.nics.count, 8);
-  EXPECT_DOUBLE_EQ(dgx.nics.link.bandwidth_Bps, 25e9);
+  ExpectLink(dgx.nics.link, 25e9, LinkKind::kNic, dgx.gpu);
   EXPECT_DOUBLE_EQ(dgx.nics.link.latency_s, 2e-6);
 
   const ServerGroup& box = c.groups[1];
@@ -202,23 +212,23 @@ strategies:
   EXPECT_FALSE(box.nvswitch.has_value());
   ASSERT_TRUE(box.nvlink.has_value());
   EXPECT_EQ(box.nvlink->pairs, (std::vector<std::pair<int, int>>{{0, 1}, {2, 3}}));
-  EXPECT_DOUBLE_EQ(box.nvlink->link.bandwidth_Bps, 56.25e9);
+  ExpectLink(box.nvlink->link, 56.25e9, LinkKind::kNvLink, box.gpu);
   EXPECT_DOUBLE_EQ(box.nvlink->link.latency_s, 1.5e-6);
   ASSERT_TRUE(box.pcie.has_value());
   EXPECT_EQ(box.pcie->gpus_per_switch, 2);
   EXPECT_EQ(box.pcie->sockets, 2);
-  EXPECT_DOUBLE_EQ(box.pcie->link.bandwidth_Bps, 15.75e9);
+  ExpectLink(box.pcie->link, 15.75e9, LinkKind::kPcie, box.gpu);
   EXPECT_DOUBLE_EQ(box.pcie->link.latency_s, 1e-6);
-  EXPECT_DOUBLE_EQ(box.pcie->uplink.bandwidth_Bps, 31.5e9);
-  EXPECT_DOUBLE_EQ(box.pcie->uplink.latency_s, 1e-6);  // from the pcie link
-  EXPECT_DOUBLE_EQ(box.pcie->socket_link.bandwidth_Bps, 20.8e9);
+  ExpectLink(box.pcie->uplink, 31.5e9, LinkKind::kPcie, box.gpu);
+  EXPECT_DOUBLE_EQ(box.pcie->uplink.latency_s, 1e-6);                     // from the pcie link
+  ExpectLink(box.pcie->socket_link, 20.8e9, LinkKind::kSocket, box.gpu);  // kept: 1.0
   EXPECT_DOUBLE_EQ(box.pcie->socket_link.latency_s, 3e-6);
   EXPECT_EQ(box.nics.count, 2);
-  EXPECT_DOUBLE_EQ(box.nics.link.bandwidth_Bps, 12.5e9);
+  ExpectLink(box.nics.link, 12.5e9, LinkKind::kNic, box.gpu);
   EXPECT_DOUBLE_EQ(box.nics.link.latency_s, 0);  // omitted latency
 
   EXPECT_DOUBLE_EQ(c.groups[2].nvswitch->link.latency_s, 0);
-  EXPECT_DOUBLE_EQ(c.groups[2].nics.link.bandwidth_Bps, 25e9);
+  ExpectLink(c.groups[2].nics.link, 25e9, LinkKind::kNic, c.groups[2].gpu);
 
   EXPECT_EQ(c.network.kind, NetworkKind::kLeafSpine);
   EXPECT_DOUBLE_EQ(c.network.switch_latency_s, 500e-9);
@@ -547,8 +557,10 @@ TEST(LoadScenarioErrors, DocumentMustBeAMap) {
               "must be a map, not a scalar (keys: name, cluster, model, training, simulation, "
               "strategies)");
   EXPECT_TRUE(Contains(e.what(), "<document>"));
-  ConfigError empty = ErrorOf("");
-  EXPECT_TRUE(Contains(empty.rule(), "must be a map, not empty"));
+  for (const char* nothing : {"", "# only a comment\n", "\n\n"}) {
+    ExpectError(ErrorOf(nothing), 1, 1, "",
+                "the file holds no YAML document (it is empty, or only comments)");
+  }
 }
 
 TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
@@ -559,7 +571,7 @@ TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
 TEST(LoadScenarioErrors, UnknownKeyNested) {
   ExpectError(ErrorOf(Base("nics: {count: 8,", "nics: {cuont: 8,")), 9, 14,
               "cluster.servers[0].nics.cuont",
-              "unknown key (known: count, bandwidth, latency, duplex)");
+              "unknown key (known: count, bandwidth, latency, duplex, efficiency)");
   ExpectError(ErrorOf(Base("      count: 2\n", "      count: 2\n      gpus: 8\n")), 6, 7,
               "cluster.servers[0].gpus",
               "unknown key (known: name, count, gpu, gpus_per_server, nvswitch, nvlink, pcie, "
@@ -621,7 +633,8 @@ TEST(LoadScenarioErrors, RequiredFieldMissingIsLocatedAtTheParentMap) {
 
 TEST(LoadScenarioErrors, ScenarioNameMustBePlain) {
   ExpectError(ErrorOf(Base("name: base", "name: my scenario")), 1, 7, "name",
-              "must match [A-Za-z0-9._-]+ (it names output files)");
+              "must match [A-Za-z0-9_-][A-Za-z0-9._-]* and be at most 128 characters (it names "
+              "output files)");
 }
 
 // --- Cluster ---------------------------------------------------------------------------------
@@ -716,11 +729,11 @@ TEST(LoadScenarioErrors, Network) {
   ExpectError(ErrorOf(Base("kind: single_switch",
                            "kind: leaf_spine\n    servers_per_leaf: 1\n    oversubscription: 1:2")),
               13, 23, "cluster.network.oversubscription",
-              "must be a number >= 1 or a ratio like \"2:1\"");
+              "must be a number in [1, 1000] or a ratio like \"2:1\"");
   ExpectError(ErrorOf(Base("kind: single_switch",
                            "kind: leaf_spine\n    servers_per_leaf: 1\n    oversubscription: 0.5")),
               13, 23, "cluster.network.oversubscription",
-              "must be a number >= 1 or a ratio like \"2:1\"");
+              "must be a number in [1, 1000] or a ratio like \"2:1\"");
 }
 
 TEST(LoadScenarioErrors, NvLinkPairs) {
@@ -836,11 +849,14 @@ TEST(LoadScenarioErrors, Training) {
 TEST(LoadScenarioErrors, EfficiencyOutsideZeroOne) {
   const std::string sim = "simulation: {compute_efficiency: EFF}\nstrategies:";
   ExpectError(ErrorOf(Base("strategies:", Replace(sim, "EFF", "0"))), 18, 34,
-              "simulation.compute_efficiency", "must be a number in (0, 1]");
+              "simulation.compute_efficiency",
+              "must be a number in [0.01, 1] (a fraction of the peak)");
   ExpectError(ErrorOf(Base("strategies:", Replace(sim, "EFF", "1.5"))), 18, 34,
-              "simulation.compute_efficiency", "must be a number in (0, 1]");
+              "simulation.compute_efficiency",
+              "must be a number in [0.01, 1] (a fraction of the peak)");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {memory_efficiency: high}\nstrategies:")),
-              18, 33, "simulation.memory_efficiency", "must be a number in (0, 1]");
+              18, 33, "simulation.memory_efficiency",
+              "must be a number in [0.01, 1] (a fraction of the peak)");
   ExpectError(ErrorOf(Base("strategies:", "simulation: {kernel_launch: \"-4us\"}\nstrategies:")),
               18, 29, "simulation.kernel_launch", "not a duration: must not be negative");
 }
@@ -914,7 +930,8 @@ TEST(LoadScenarioErrors, Strategies) {
   ExpectError(ErrorOf(std::string(kBase) + "  - name: ddp\n    kind: fsdp\n"), 21, 11,
               "strategies[1].name", "duplicate strategy name (first at line 19)");
   ExpectError(ErrorOf(Base("  - name: ddp", "  - name: d/dp")), 19, 11, "strategies[0].name",
-              "must match [A-Za-z0-9._-]+ (it names output files)");
+              "must match [A-Za-z0-9_-][A-Za-z0-9._-]* and be at most 128 characters (it names "
+              "output files)");
   ExpectError(ErrorOf(std::string(kBase) + "    options: {overlap: [1, 2]}\n"), 21, 24,
               "strategies[0].options.overlap",
               "must be a scalar (a number, a string, true or false), not a list");

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/text_number.h"
 #include "core/units.h"
 
@@ -34,31 +36,55 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
+namespace {
+
+// A lone CR (classic Mac line ends) is no line break to yaml-cpp: the whole file would read as
+// one line, and a comment on the first line would swallow it.
+void RefuseLoneCarriageReturn(const std::string& text, const std::string& file_label) {
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) {
+      throw ConfigError(SourceLocation{file_label, line, static_cast<int>(i - line_start) + 1}, "",
+                        "",
+                        "a carriage return (CR) alone ends a line here; use LF or CR LF line "
+                        "endings");
+    }
+  }
+}
+
+}  // namespace
+
 Field ParseDocument(const std::string& text, const std::string& file_label) {
-  YAML::Node root;
+  RefuseLoneCarriageReturn(text, file_label);
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     SourceLocation where{file_label, 0, 0};
     if (!e.mark.is_null()) where = SourceLocation{file_label, e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(where, "", "", "YAML syntax error: " + e.msg);
   }
-  return Field{"", root, root};
+  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+    throw ConfigError(SourceLocation{file_label, 1, 1}, "", "",
+                      "the file holds no YAML document (it is empty, or only comments)");
+  }
+  if (documents.size() > 1) {
+    // A second document would otherwise be silently ignored.
+    const YAML::Mark m = documents[1].Mark();
+    const SourceLocation where = m.is_null() ? SourceLocation{file_label, 0, 0}
+                                             : SourceLocation{file_label, m.line + 1, m.column + 1};
+    throw ConfigError(where, "", "",
+                      "a second YAML document (after ---): the file must hold exactly one");
+  }
+  return Field{"", documents[0], documents[0]};
 }
 
-std::string ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file (it is a directory)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "",
-                      "cannot read file (" + std::string(std::strerror(errno)) + ")");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ConfigError(SourceLocation{path, 0, 0}, "", "", "cannot read file");
-  return text;
+std::string ReadFile(const std::string& path, size_t max_bytes, const std::string& what) {
+  return ReadInputFile(path, max_bytes, what);
 }
 
 SourceLocation Reader::Where(const YAML::Node& n) const {
@@ -96,6 +122,15 @@ double Reader::Fraction(const Field& f) const {
   double v = 0;
   if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0 || v > 1) {
     Fail(f, "must be a number in (0, 1]");
+  }
+  return v;
+}
+
+double Reader::Efficiency(const Field& f) const {
+  double v = 0;
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v < limits::kMinEfficiency ||
+      v > 1) {
+    Fail(f, "must be a number in [0.01, 1] (a fraction of the peak)");
   }
   return v;
 }

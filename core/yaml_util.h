@@ -28,10 +28,11 @@ struct Field {
 // "a map", "a list", "a scalar" or "empty": for "must be X, not Y" messages.
 std::string KindOf(const YAML::Node& n);
 
-// Parses `text`; a syntax error is a ConfigError at yaml-cpp's mark.
+// Parses `text`, which must hold exactly one YAML document: a syntax error, a second
+// document, an empty file or a lone CR line end is a ConfigError located in the file.
 Field ParseDocument(const std::string& text, const std::string& file_label);
-// Reads a whole file; unreadable files are ConfigErrors at line 0.
-std::string ReadFile(const std::string& path);
+// Reads a whole file of at most `max_bytes` (core/input_file.h); `what` names the kind of file.
+std::string ReadFile(const std::string& path, size_t max_bytes, const std::string& what);
 
 class Reader {
  public:
@@ -45,6 +46,7 @@ class Reader {
   std::string String(const Field& f) const;
   long long Integer(const Field& f, long long min_value, long long max_value) const;
   double Fraction(const Field& f) const;        // in (0, 1]
+  double Efficiency(const Field& f) const;      // in [limits::kMinEfficiency, 1]
   double PositiveNumber(const Field& f) const;  // > 0, finite
   double Seconds(const Field& f) const;         // "5us"; >= 0
   double Bandwidth(const Field& f) const;       // "100GB/s"; > 0

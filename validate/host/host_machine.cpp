@@ -189,7 +189,8 @@ std::string HostClusterYaml(const HostMachine& m, int ranks) {
     << " GFLOP/s and a measured 256^3 GEMM, " << Fixed(m.measured_gemm_flops / 1e9, 2)
     << " GFLOP/s; per rank (one thread).\n"
     << "# memory_bandwidth: measured, STREAM scale by one thread; link: measured memcpy rate\n"
-    << "# between rank buffers, latency the median two-thread barrier wake-up.\n"
+    << "# between rank buffers, latency the median two-thread barrier wake-up; measured rates\n"
+    << "# are achieved ones already (efficiency: 1, docs/links.md).\n"
     << "cluster:\n"
     << "  gpus:\n"
     << "    - name: " << kHostGpuName << "\n"
@@ -204,11 +205,11 @@ std::string HostClusterYaml(const HostMachine& m, int ranks) {
     << "      gpu: " << kHostGpuName << "\n"
     << "      gpus_per_server: " << ranks << "\n"
     << "      nvswitch: {bandwidth: \"" << Fixed(link_gbps, 3) << "GB/s\", latency: \"" << latency
-    << "\"}\n"
+    << "\", efficiency: 1}\n"
     << "      pcie: {gpus_per_switch: 1, bandwidth: \"" << Fixed(link_gbps, 3)
-    << "GB/s\", latency: \"" << latency << "\"}\n"
+    << "GB/s\", latency: \"" << latency << "\", efficiency: 1}\n"
     << "      nics: {count: 1, bandwidth: \"" << Fixed(link_gbps, 3) << "GB/s\", latency: \""
-    << latency << "\"}\n";
+    << latency << "\", efficiency: 1}\n";
   return y.str();
 }
 

@@ -1,0 +1,47 @@
+// The documented bounds on what stratasim reads (docs/limits.md lists them all). Each is far
+// beyond any real cluster or model, and each keeps a value from sizing memory or simulated time
+// past what a run can hold: a value outside them is refused where it is read, with the bound in
+// the message.
+#ifndef STRATASIM_CORE_LIMITS_H_
+#define STRATASIM_CORE_LIMITS_H_
+
+#include <cstddef>
+
+namespace stratasim::limits {
+
+// Input files, read whole: a scenario or calibration file is a few KB; a task graph written by
+// `run --write-graphs` takes about 150 bytes a task, so 1 GiB is ~7 M tasks.
+constexpr size_t kScenarioFileBytes = 4u << 20;
+constexpr size_t kCalibrationFileBytes = 4u << 20;
+constexpr size_t kGraphFileBytes = size_t{1} << 30;
+
+// Names that become file names (scenario and strategy names): [A-Za-z0-9_-][A-Za-z0-9._-]*,
+// at most this long, so an output path never leaves its folder or exceeds NAME_MAX.
+constexpr size_t kNameLength = 128;
+
+// Link figures. The slowest real link is a 10 Mb/s Ethernet (1.25 MB/s), the fastest an
+// NVLink 5 port (900 GB/s per direction); the bounds leave three orders of magnitude either side.
+constexpr double kMinBandwidthBps = 1e3;   // 1 kB/s
+constexpr double kMaxBandwidthBps = 1e15;  // 1 PB/s
+constexpr double kMaxLatencySeconds = 1;   // real links: 0.1 to 10 us
+constexpr double kMaxOversubscription = 1000;
+
+// GPU figures for custom kinds: FLOP/s, memory bytes.
+constexpr double kMinPeakFlops = 1e9;     // 1 GFLOP/s
+constexpr double kMaxPeakFlops = 1e18;    // 1 EFLOP/s
+constexpr double kMinMemoryBytes = 1e6;   // 1 MB
+constexpr double kMaxMemoryBytes = 1e15;  // 1 PB
+
+// Efficiencies (compute, memory, link): fractions of a peak, at least 1%; below that a
+// simulated time is a typing error, and at 1e-300 it overflows.
+constexpr double kMinEfficiency = 0.01;
+
+// Simulated time: more than this (about 31.7 years) is an overflow, not a training step.
+constexpr double kMaxSimulatedSeconds = 1e9;
+
+// Any echoed value is cut to this many bytes in a message.
+constexpr size_t kEchoBytes = 80;
+
+}  // namespace stratasim::limits
+
+#endif  // STRATASIM_CORE_LIMITS_H_
