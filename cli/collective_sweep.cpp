@@ -26,6 +26,13 @@ double BusBandwidthFactor(CollectiveKind kind, int n) {
 }
 
 double ParseSweepSize(const std::string& text) {
+  // Digits alone are read exactly up to 2^63 (std::stod would round 2^63 - 1 up to 2^63).
+  if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      })) {
+    if (text.size() > 18) return 1e19;  // past any bound, refused by the caller
+    return static_cast<double>(std::stoll(text));
+  }
   if (!text.empty()) {
     const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
     const double scale = last == 'K'   ? 1024.0
@@ -97,8 +104,19 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
   if (!sendrecv && sweep.kind == CollectiveKind::kAllToAllV) {
     throw Error("all_to_all_v needs a size matrix; sweep all_to_all instead");
   }
-  if (sweep.min_bytes <= 0 || sweep.max_bytes < sweep.min_bytes || sweep.factor <= 1) {
-    throw Error("a sweep needs 0 < -b <= -e and -f > 1");
+  if (sweep.min_bytes <= 0 || sweep.max_bytes < sweep.min_bytes || !(sweep.factor > 1) ||
+      !std::isfinite(sweep.factor)) {
+    throw Error("a sweep needs 0 < -b <= -e and a finite -f > 1");
+  }
+  // Sizes are exact in a double up to 2^53; 1 TiB is past any real collective buffer.
+  if (sweep.max_bytes > kMaxSweepBytes) {
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "-e %.0f: at most 1T (1099511627776 bytes)", sweep.max_bytes);
+    throw Error(buf);
+  }
+  if (std::log(sweep.max_bytes / sweep.min_bytes) / std::log(sweep.factor) >= kMaxSweepRows) {
+    throw Error("-b, -e and -f give more than " + std::to_string(kMaxSweepRows) +
+                " sizes; raise -f or narrow [-b, -e]");
   }
   if (sendrecv && n < 2) {
     throw Error("sendrecv needs at least 2 GPUs (a rank sending to itself is a local copy)");
@@ -122,7 +140,10 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
                        sweep.kind != CollectiveKind::kReduce &&
                        sweep.kind != CollectiveKind::kAllReduce;
     const double unit = elem * (split ? n : 1);
-    const double bytes = std::max(unit, std::floor(b / unit) * unit);
+    // Rounded down, as nccl-tests does; a size that rounds to nothing or to the previous row's
+    // is not a new row, and no row exceeds -e.
+    const double bytes = std::floor(b / unit) * unit;
+    if (bytes < unit || (!sizes.empty() && bytes <= sizes.back())) continue;
     const std::vector<TaskId> ids = sendrecv ? AddSendRecvAt(g, n, bytes, stream, recv_stream)
                                              : AddCollectiveAt(g, sweep, ranks, bytes, stream);
     if (barrier >= 0) {
@@ -138,6 +159,19 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
     barrier = g.Add(sync);
     barriers.push_back(barrier);
     sizes.push_back(bytes);
+  }
+  if (sizes.empty()) {
+    const double unit = elem * (sendrecv || sweep.kind == CollectiveKind::kBroadcast ||
+                                        sweep.kind == CollectiveKind::kReduce ||
+                                        sweep.kind == CollectiveKind::kAllReduce
+                                    ? 1
+                                    : n);
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "no size in [-b, -e] holds a whole element per rank: %s on %d GPUs of %s "
+                  "moves multiples of %.0f bytes",
+                  SweepOpName(sweep).c_str(), n, std::string(ToString(sweep.dtype)).c_str(), unit);
+    throw Error(buf);
   }
   const ExecutionTrace t = sim::Simulate(g, s.cluster, s.simulation);
   std::vector<SweepRow> rows;

@@ -46,6 +46,11 @@ double BusBandwidthFactor(CollectiveKind kind, int n);
 // form core/units.h parses ("1GiB", "64MB"). Throws UnitError.
 double ParseSweepSize(const std::string& text);
 
+// A sweep's largest size and most rows: sizes stay exact in a double, and the sweep's graph
+// small (docs/limits.md).
+constexpr double kMaxSweepBytes = 1099511627776.0;  // 1 TiB
+constexpr int kMaxSweepRows = 1000;
+
 // Simulates one collective (or one sendrecv exchange) per size, a barrier between sizes, in one
 // simulation and returns a row per size. Throws stratasim::Error for an impossible sweep.
 std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep);

@@ -9,7 +9,9 @@
 //   stratasim version
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated (the others' results
-// are written); 2 bad input (scenario, options, command line); 3 an output could not be written.
+// are written); 2 bad input (scenario, options, command line, a run too large to fit); 3 an
+// output could not be written, or memory ran out (the message names the phase); 128 + N killed
+// by signal N (SIGINT, SIGTERM, SIGHUP), after removing temporaries and simulation children.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,11 +25,15 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
+#include "cli/phase.h"
 #include "cli/run_scenario.h"
 #include "cli/validate_command.h"
 #include "core/calibration.h"
+#include "core/cleanup.h"
 #include "core/collective_names.h"
 #include "core/error.h"
+#include "core/input_file.h"
+#include "core/limits.h"
 #include "core/scenario.h"
 #include "core/units.h"
 #include "report/atomic_file.h"
@@ -107,6 +113,15 @@ po::variables_map Parse(const std::vector<std::string>& args, const po::options_
 
 std::string DefaultOutDir(const Scenario& s) { return "stratasim-out/" + s.name; }
 
+// --out: a folder the user names. Empty would mean the current folder's root-relative
+// outputs ("/results.json"): refused.
+std::string OutDir(const po::variables_map& vm, const std::string& fallback) {
+  if (!vm.count("out")) return fallback;
+  const std::string out = vm["out"].as<std::string>();
+  if (out.empty()) throw UsageError("--out must not be empty (give a folder, e.g. --out .)");
+  return out;
+}
+
 int Finish(const std::string& out, const RunResults& results, bool traces = true) {
   std::cout << FormatComparisonTable(results);
   const std::string moe = FormatMoeTable(results);
@@ -146,15 +161,19 @@ int Run(const std::vector<std::string>& args) {
     throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
                      std::to_string(kMaxJobs) + "]");
   }
+  const std::string out_flag = OutDir(vm, "");
+  SetPhase("reading the scenario");
   Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
   if (vm.count("calibration")) {
     s.simulation.calibration = LoadCalibrationFile(vm["calibration"].as<std::string>());
+    ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
   }
   const std::vector<std::string> only = vm.count("strategy")
                                             ? vm["strategy"].as<std::vector<std::string>>()
                                             : std::vector<std::string>{};
-  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : DefaultOutDir(s);
+  const std::string out = out_flag.empty() ? DefaultOutDir(s) : out_flag;
   std::vector<StrategyRun> runs = RunStrategies(s, only, jobs);
+  SetPhase("writing the outputs");
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);
@@ -176,21 +195,29 @@ int Replay(const std::vector<std::string>& args) {
     return 0;
   }
   po::variables_map vm = Parse(args, opts, pos);
+  const std::string out_flag = OutDir(vm, "");
+  SetPhase("reading the scenario");
   const Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
   const std::string path = vm["graph"].as<std::string>();
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read task graph file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
+  SetPhase("reading the task graph", path);
+  const std::string text = ReadInputFile(path, limits::kGraphFileBytes, "a task graph file");
   StrategyRun run;
   try {
-    run.graph = TaskGraphFromJson(text.str());
+    run.graph = TaskGraphFromJson(text);
   } catch (const Error& e) {
-    throw UsageError(path + ": " + e.what());
+    throw ConfigError(SourceLocation{path, 0, 0}, "", "", e.what());
+  }
+  // Bad input, not a failed simulation: the graph was written for another cluster.
+  if (run.graph.num_ranks() != s.cluster.NumGpus()) {
+    throw ConfigError(SourceLocation{path, 0, 0}, "num_ranks",
+                      std::to_string(run.graph.num_ranks()),
+                      "must equal the GPUs of the scenario's cluster (" +
+                          std::to_string(s.cluster.NumGpus()) + " in " + s.file + ")");
   }
   StrategySpec spec;
   spec.name = "replay";
   spec.kind = "graph";
+  SetPhase("simulating the task graph", path);
   run.trace = sim::Simulate(run.graph, s.cluster, s.simulation);
   // The graph does not say how many samples it trains; the scenario's batch is assumed.
   run.result = Evaluate(s, spec, run.graph, run.trace, s.training.global_batch, s.model.sequence);
@@ -198,8 +225,8 @@ int Replay(const std::vector<std::string>& args) {
                              " tasks)");
   RunResults results = DescribeRun(s, kVersion);
   results.strategies.push_back(run.result);
-  const std::string out =
-      vm.count("out") ? vm["out"].as<std::string>() : DefaultOutDir(s) + "-replay";
+  const std::string out = out_flag.empty() ? DefaultOutDir(s) + "-replay" : out_flag;
+  SetPhase("writing the outputs");
   std::vector<StrategyRun> runs;
   runs.push_back(std::move(run));
   WriteOutputs(out, results, runs, false);
@@ -238,7 +265,12 @@ int Collective(const std::vector<std::string>& args) {
     return 0;
   }
   po::variables_map vm = Parse(args, opts, pos);
-  Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
+  if (vm.count("json") && vm["json"].as<std::string>().empty()) {
+    throw UsageError("--json must not be empty (give a file name)");
+  }
+  const std::string scenario_path = vm["scenario"].as<std::string>();
+  SetPhase("reading the scenario");
+  Scenario s = LoadScenarioFile(scenario_path);
   CollectiveSweep sweep;
   const std::string op = vm["op"].as<std::string>();
   bool found = false;
@@ -273,6 +305,11 @@ int Collective(const std::vector<std::string>& args) {
   }
   sweep.factor = vm["stepfactor"].as<double>();
   sweep.gpus = vm["gpus"].as<int>();
+  if (sweep.gpus < 0 || sweep.gpus > s.cluster.NumGpus()) {
+    throw UsageError("--gpus " + std::to_string(sweep.gpus) + ": must be in [1, " +
+                     std::to_string(s.cluster.NumGpus()) +
+                     "] (the cluster's GPUs), or 0 for all of them");
+  }
   sweep.root = vm["root"].as<int>();
   if (vm.count("algorithm")) {
     const std::string a = vm["algorithm"].as<std::string>();
@@ -309,10 +346,12 @@ int Collective(const std::vector<std::string>& args) {
     }
   }
   std::vector<SweepRow> rows;
+  SetPhase("simulating the collective sweep");
   try {
     rows = RunCollectiveSweep(s, sweep);
   } catch (const Error& e) {
-    throw UsageError(e.what());
+    // The cluster's or the options' fault: name the scenario it was tried on.
+    throw UsageError(scenario_path + ": " + e.what());
   }
   std::cout << FormatSweepTable(s, sweep, rows);
   if (vm.count("json"))
@@ -330,6 +369,7 @@ int Main(int argc, char** argv) {
 #ifdef STRATASIM_CUDA_SIBLING
   if (command == "validate" || command == "calibrate") RunInCudaSibling(argv);
 #endif
+  cleanup::InstallSignalHandlers();
   try {
     if (command == "run") return Run(args);
     if (command == "replay") return Replay(args);
@@ -354,6 +394,12 @@ int Main(int argc, char** argv) {
     return 2;
   } catch (const Error& e) {
     std::cerr << "stratasim: error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    // Whatever ran out, the run is over; say where, and what makes a run smaller.
+    std::cerr << "stratasim: error: out of memory while " << CurrentPhase()
+              << " (docs/limits.md: fewer iterations, micro-batches or layers, "
+                 "simulation.fold: auto, or fewer jobs at once with -j)\n";
     return 3;
   }
 }

@@ -5,7 +5,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/phase.h"
+#include "core/cleanup.h"
 #include "core/error.h"
+#include "core/resources.h"
 #include "models/workload.h"
 #include "report/atomic_file.h"
 #include "report/chrome_trace.h"
@@ -49,50 +52,77 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
   return per_stage;
 }
 
-double AvailableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
-    double kib = 0;
-    if (fields >> kib) return kib * 1024;
-  }
-  return 0;
-}
-
 namespace {
 
-// Why a plan that passed its task limit was refused, and what would help.
-std::string TooLarge(const Scenario& s, const StrategySpec& spec, long long limit, bool automatic,
-                     double available) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "more than %lld tasks (over %.1f GB to simulate, at ~%.0f bytes a task)", limit,
-                limit * kBytesPerTaskEstimate / 1e9, kBytesPerTaskEstimate);
-  std::string why = "the plan needs " + std::string(buf);
-  if (automatic) {
-    std::snprintf(buf, sizeof buf, "%.1f GB", available / 1e9);
-    why += ", more than the memory available to this run (" + std::string(buf) +
-           "; simulation.max_tasks: auto)";
+std::string Gb(double bytes) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+std::string Count(double n) {
+  char buf[40];
+  if (n >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1f M", n / 1e6);
   } else {
-    why += ", over simulation.max_tasks";
+    std::snprintf(buf, sizeof buf, "%.0f", n);
   }
-  why += ". What would help: ";
-  const bool folds =
-      spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" || spec.kind == "3d";
+  return buf;
+}
+
+// What makes a plan smaller, for a refusal's message.
+std::string WhatWouldHelp(const Scenario& s, const StrategySpec& spec) {
+  std::string why = "What would help: ";
+  const bool folds = spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" ||
+                     spec.kind == "3d" || spec.kind == "zero1" || spec.kind == "zero2" ||
+                     spec.kind == "zero3";
   if (folds && !s.simulation.fold) {
     why += "simulation.fold: auto (simulates one block of identical replicas); ";
   } else if (folds) {
     why += "a placement that folds (one server group, rank order tpd: docs/scale.md); ";
   }
-  why += "fewer iterations (training.iterations, now " +
+  return why + "fewer iterations (training.iterations, now " +
          std::to_string(s.training.warmup_iterations) + " warm-up + " +
          std::to_string(s.training.measured_iterations) +
          " measured); fewer micro-batches (a smaller global_batch or a larger micro_batch); "
-         "fewer layers";
-  return why;
+         "fewer layers (docs/limits.md)";
 }
+
+// The memory a run may take, as a task budget: the headroom (core/resources.h) at
+// kBytesPerTaskEstimate a task, or the scenario's simulation.max_tasks.
+struct Budget {
+  bool automatic = true;
+  MemoryHeadroom headroom;
+  double planned_tasks = 0;  // the plans built so far
+  double largest_plan = 0;
+
+  // The most tasks the next plan may have, every plan built so far kept in memory and this
+  // one (assumed the largest) simulated after them.
+  long long Limit(long long max_tasks) const {
+    if (!automatic)
+      return std::max<long long>(1, max_tasks - static_cast<long long>(planned_tasks));
+    if (headroom.bytes <= 0) return 0x7fffffff;  // unknown: TaskIds' own limit
+    const double left = headroom.bytes - planned_tasks * kGraphBytesPerTask;
+    return static_cast<long long>(std::clamp(left / kBytesPerTaskEstimate, 1.0, 2147483647.0));
+  }
+
+  std::string Refusal(const Scenario& s, const StrategySpec& spec, const std::string& needs,
+                      double tasks) const {
+    std::string why = "the plan needs " + needs;
+    if (automatic) {
+      why += ", about " + Gb(tasks * kBytesPerTaskEstimate) + " to simulate at ~" +
+             std::to_string(static_cast<int>(kBytesPerTaskEstimate)) +
+             " bytes a task; this run has " + Gb(headroom.bytes) + " (" + headroom.bound + ")";
+      if (planned_tasks > 0) {
+        why += ", less the " + Gb(planned_tasks * kGraphBytesPerTask) +
+               " the strategies before it hold";
+      }
+    } else {
+      why += ", over simulation.max_tasks (" + std::to_string(s.simulation.max_tasks) + ")";
+    }
+    return why + ". " + WhatWouldHelp(s, spec);
+  }
+};
 
 }  // namespace
 
@@ -103,8 +133,11 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     auto it = std::find_if(s.strategies.begin(), s.strategies.end(),
                            [&](const StrategySpec& x) { return x.name == name; });
     if (it == s.strategies.end()) {
-      throw ConfigError(SourceLocation{s.file, 0, 0}, "--strategy", name,
-                        "no strategy of this name in the scenario");
+      std::string names;
+      for (const StrategySpec& x : s.strategies) names += (names.empty() ? "" : ", ") + x.name;
+      throw ConfigError(
+          s.strategies.empty() ? SourceLocation{s.file, 0, 0} : s.strategies.front().where,
+          "--strategy", name, "no strategy of this name in the scenario (it has: " + names + ")");
     }
   }
   for (const StrategySpec& spec : s.strategies) {
@@ -118,33 +151,64 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     std::optional<Plan> plan;
     std::string error;
   };
-  // Every plan is built before any simulation runs, so they share one task budget: the
-  // scenario's simulation.max_tasks, or what the available memory holds.
-  const bool automatic = s.simulation.max_tasks <= 0;
-  const double available = automatic ? AvailableMemoryBytes() : 0;
-  long long budget =
-      automatic ? static_cast<long long>(std::min(available / kBytesPerTaskEstimate, 2147483647.0))
-                : s.simulation.max_tasks;
-  if (automatic && available <= 0) budget = 0x7fffffff;  // unknown: TaskIds' own limit
+  // Every plan is built before any simulation runs, so they share one budget. Each is sized
+  // first from one iteration's plan: a run that would not fit is refused (ConfigError, exit 2)
+  // with the estimate, before its graph is built.
+  Budget budget;
+  budget.automatic = s.simulation.max_tasks <= 0;
+  if (budget.automatic) budget.headroom = ReadMemoryHeadroom();
+  const int iterations = s.training.warmup_iterations + s.training.measured_iterations;
   Scenario limited = s;
+  Scenario one = s;
+  one.training.warmup_iterations = 0;
+  one.training.measured_iterations = 1;
   std::vector<Planned> planned;
   for (const StrategySpec* spec : chosen) {
+    SetPhase("planning strategy", spec->name);
     Planned p{spec, std::nullopt, ""};
-    const long long limit = std::max<long long>(budget, 1);
-    limited.simulation.max_tasks = limit;
+    const long long limit = budget.Limit(s.simulation.max_tasks);
+    limited.simulation.max_tasks = one.simulation.max_tasks = limit;
     try {
+      if (iterations > 1) {
+        const double per_iteration =
+            static_cast<double>(PlanStrategy(one, *spec).graph.tasks().size());
+        const double estimate = per_iteration * iterations;
+        // Iterations repeat one plan, less what a plan does once: the estimate is close but
+        // not exact, so only a clear excess is refused here; the limit itself stops the build.
+        if (estimate > 1.1 * static_cast<double>(limit)) {
+          throw ConfigError(
+              spec->where, spec->key_path, "",
+              budget.Refusal(s, *spec,
+                             "about " + Count(estimate) + " tasks (" + Count(per_iteration) +
+                                 " per iteration x " + std::to_string(iterations) + " iterations)",
+                             estimate));
+        }
+      }
       p.plan = PlanStrategy(limited, *spec);
-      budget -= static_cast<long long>(p.plan->graph.tasks().size());
+      const double tasks = static_cast<double>(p.plan->graph.tasks().size());
+      budget.planned_tasks += tasks;
+      budget.largest_plan = std::max(budget.largest_plan, tasks);
     } catch (const ConfigError&) {
       throw;
     } catch (const TaskLimitError& e) {
-      p.error = TooLarge(s, *spec, e.limit(), automatic, available);
+      throw ConfigError(spec->where, spec->key_path, "",
+                        budget.Refusal(s, *spec,
+                                       "more than " + Count(static_cast<double>(e.limit())) +
+                                           " tasks" + (iterations > 1 ? " in one iteration" : ""),
+                                       static_cast<double>(e.limit())));
     } catch (const Error& e) {
       p.error = e.what();
     }
     planned.push_back(std::move(p));
   }
-
+  // Each simulation child adds its own state to the plans in memory: run no more at once
+  // than the headroom holds (the outputs do not depend on it).
+  if (budget.automatic && budget.headroom.bytes > 0 && budget.largest_plan > 0) {
+    const double left = budget.headroom.bytes - budget.planned_tasks * kGraphBytesPerTask;
+    const double per_child = budget.largest_plan * kSimulationBytesPerTask;
+    jobs = static_cast<int>(std::clamp(left / per_child, 1.0, static_cast<double>(jobs)));
+  }
+  SetPhase("simulating");
   // Simulations run in child processes (sim/executor.h), up to `jobs` at once; results are
   // kept in the scenario's order, so the outputs do not depend on `jobs`.
   std::vector<StrategyRun> runs(planned.size());
@@ -244,6 +308,7 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
 void WriteOutputs(const std::string& dir, const RunResults& results,
                   const std::vector<StrategyRun>& runs, bool write_graphs, bool write_traces) {
   CreateDirectories(dir);
+  cleanup::RemoveStaleTempFiles(dir);  // what a run killed by SIGKILL left here
   for (const StrategyRun& run : runs) {
     if (!run.result.ok) continue;
     if (write_traces) {

@@ -19,17 +19,20 @@ struct StrategyRun {
   ExecutionTrace trace;
 };
 
-// Memory a task of a plan costs through its simulation, all told: the graph (~200-byte Task
-// and its name and dependencies), the executor's per-task state, the trace record on both
-// sides of the hand-back. Measured: 2.09 GB peak RSS for the 5.0 M tasks of the 1,536-GPU
-// GPT-175B run (docs/scale.md), 418 bytes a task; rounded up.
-inline constexpr double kBytesPerTaskEstimate = 450;
-
-// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
-double AvailableMemoryBytes();
+// Memory a task of a plan costs, in two parts. The graph (the Task, its name and
+// dependencies) and, after its simulation, its trace record stay in this process until the
+// outputs are written: ~160 bytes a task measured (1.58 GB of parent RSS for the 9.8 M tasks
+// of DDP on one 4,096-GPU server, bench/scale_scenario.py), rounded up with the record. A
+// simulation child adds the executor's per-task state: ~260 bytes a task (4.1 GB child RSS
+// for the same plan, less the graph it shares). Together: 460, against 418 measured for the
+// 5.0 M tasks of the 1,536-GPU GPT-175B run (docs/scale.md).
+inline constexpr double kGraphBytesPerTask = 200;
+inline constexpr double kSimulationBytesPerTask = 260;
+inline constexpr double kBytesPerTaskEstimate = kGraphBytesPerTask + kSimulationBytesPerTask;
 
 // Plans every strategy first (so that a bad option fails before any simulation runs:
-// ConfigError propagates), then simulates each; a strategy that cannot be planned or
+// ConfigError propagates; so does a plan whose estimate does not fit the memory this run may
+// take, core/resources.h), then simulates each; a strategy that cannot be planned or
 // simulated (stratasim::Error) is recorded as failed, and the others still run. Up to `jobs`
 // simulations run at once, each in its own process; the results do not depend on `jobs`.
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "core/cleanup.h"
 #include "core/error.h"
 
 namespace stratasim {
@@ -52,13 +53,19 @@ void SyncParentDirectory(const std::string& path) {
 
 void WriteFileAtomically(const std::string& path, std::string_view contents) {
   // mkstemp picks a name no other writer uses, so concurrent runs writing the same target
-  // never clobber each other's temporary file; the last rename wins, whole.
-  std::string temp_template = path + ".tmp.XXXXXX";
+  // never clobber each other's temporary file; the last rename wins, whole. The writer's pid
+  // in the name lets a later run remove what a killed one left (core/cleanup.h).
+  std::string temp_template = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
   std::vector<char> temp_name(temp_template.begin(), temp_template.end());
   temp_name.push_back('\0');
   int fd = ::mkstemp(temp_name.data());
   if (fd < 0) ThrowSystemError("cannot write", path, errno);
   const std::string temp_path(temp_name.data());
+  // A signal from here on removes the temporary file (core/cleanup.h).
+  struct Tracked {
+    int slot;
+    ~Tracked() { cleanup::ForgetTempFile(slot); }
+  } tracked{cleanup::TrackTempFile(temp_path)};
 
   // Undoes the temporary file and reports `err`; the target is untouched at this point.
   auto fail = [&](const char* what, int err, bool close_fd) {

@@ -33,6 +33,7 @@ struct SimulationProcess {
   int pid = -1;
   int fd = -1;                         // the read end of the child's reply pipe
   unsigned long long max_records = 0;  // the graph's task count: the trace has that many
+  int cleanup_slot = -1;               // core/cleanup.h: a signal kills the child
 };
 SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster,
                                   const SimulationSpec& spec);

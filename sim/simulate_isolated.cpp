@@ -2,6 +2,7 @@
 // SimGrid 3.32 allows one Engine per process and aborts (rather than throws) on some errors;
 // a child keeps both from reaching the caller.
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +10,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "sim/executor.h"
 #include "sim/trace_wire.h"
@@ -61,9 +64,16 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
   int fds[2];
   if (pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would flush the parent's buffered output again
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
   if (pid == 0) {
+    // The child dies with its parent: a killed run leaves no simulation holding gigabytes. The
+    // parent may have died before prctl: then it is gone already.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    // The parent's handlers would remove its temporaries from the child: the child has none.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
     // The reply: 'T' and the trace in its binary form (sim/trace_wire.h), or 'E' and the
     // error's message.
     close(fds[0]);
@@ -79,6 +89,12 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
         }
         return WriteAll(fds[1], p, n);
       });
+    } catch (const std::bad_alloc&) {
+      const char out[] =
+          "Eout of memory while simulating (docs/limits.md: fewer iterations, micro-batches or "
+          "layers, simulation.fold: auto, or fewer jobs at once with -j)";
+      WriteAll(fds[1], out, sizeof out - 1);
+      code = 1;
     } catch (const std::exception& e) {
       const std::string out = std::string("E") + e.what();
       WriteAll(fds[1], out.data(), out.size());
@@ -88,7 +104,7 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
-  return SimulationProcess{pid, fds[0], g.tasks().size()};
+  return SimulationProcess{pid, fds[0], g.tasks().size(), cleanup::TrackChild(pid)};
 }
 
 size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
@@ -127,6 +143,7 @@ ExecutionTrace FinishSimulation(SimulationProcess& p) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  cleanup::ForgetChild(process.cleanup_slot);
   // A child killed by SIGPIPE wrote into the pipe after a bad stream made us stop reading: the
   // message says why.
   if (WIFSIGNALED(status) && !(WTERMSIG(status) == SIGPIPE && !message.empty())) {

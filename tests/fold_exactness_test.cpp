@@ -196,6 +196,17 @@ TEST(FoldRefuses, TheReportSaysWhy) {
   EXPECT_GT(runs[1].result.fused_tasks, 0);
 }
 
+// The ConfigError RunStrategies throws for `s`.
+ConfigError RefusalOf(const Scenario& s) {
+  try {
+    RunStrategies(s, {});
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no refusal";
+  return ConfigError(SourceLocation{}, "", "", "");
+}
+
 TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
   const Scenario s = LoadScenarioText(
       Cluster(4, "{kind: rail_optimized}") +
@@ -206,17 +217,31 @@ TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
           "strategies:\n  - {name: small, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n"
           "  - {name: big, kind: 3d, options: {tensor: 4, stages: 2, data: 4}}\n",
       "budget.yaml");
-  const std::vector<StrategyRun> runs = RunStrategies(s, {});
-  ASSERT_EQ(runs.size(), 2u);
-  // The budget is shared: whatever the first plan used, the second cannot have.
-  EXPECT_FALSE(runs[0].result.ok);
-  EXPECT_EQ(runs[0].result.error,
-            "the plan needs more than 2000 tasks (over 0.0 GB to simulate, at ~450 bytes a "
-            "task), over simulation.max_tasks. What would help: simulation.fold: auto "
-            "(simulates one block of identical replicas); fewer iterations "
-            "(training.iterations, now 1 warm-up + 2 measured); fewer micro-batches (a smaller "
-            "global_batch or a larger micro_batch); fewer layers");
-  EXPECT_FALSE(runs[1].result.ok);
+  // Refused before any simulation, located at the strategy, with what would help.
+  const ConfigError e = RefusalOf(s);
+  EXPECT_EQ(e.where().file, "budget.yaml");
+  EXPECT_EQ(e.where().line, 15);
+  EXPECT_EQ(e.key(), "strategies[0]");
+  EXPECT_EQ(e.rule(),
+            "the plan needs more than 2000 tasks in one iteration, over simulation.max_tasks "
+            "(2000). What would help: simulation.fold: auto (simulates one block of identical "
+            "replicas); fewer iterations (training.iterations, now 1 warm-up + 2 measured); "
+            "fewer micro-batches (a smaller global_batch or a larger micro_batch); fewer layers "
+            "(docs/limits.md)");
+}
+
+TEST(TaskBudget, TheEstimateRefusesBeforeTheWholeGraphIsBuilt) {
+  const Scenario s = LoadScenarioText(
+      Cluster(4, "{kind: rail_optimized}") + kModel +
+          "simulation: {max_tasks: 30000}\n"
+          "strategies:\n  - {name: a, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n",
+      "budget.yaml");
+  // One iteration fits; the 2 (1 warm-up + 1 measured) do not.
+  const ConfigError e = RefusalOf(s);
+  EXPECT_EQ(e.rule().rfind("the plan needs about ", 0), 0u) << e.what();
+  EXPECT_NE(e.rule().find(" per iteration x 2 iterations), over simulation.max_tasks (30000)"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(TaskBudget, MixtureOfExpertsPlansTakeTheLimitToo) {
@@ -228,11 +253,8 @@ TEST(TaskBudget, MixtureOfExpertsPlansTakeTheLimitToo) {
           "simulation: {max_tasks: 50}\n"
           "strategies:\n  - {name: m, kind: deepspeed-moe}\n",
       "moe.yaml");
-  const std::vector<StrategyRun> runs = RunStrategies(s, {});
-  ASSERT_EQ(runs.size(), 1u);
-  EXPECT_FALSE(runs[0].result.ok);
-  EXPECT_EQ(runs[0].result.error.rfind("the plan needs more than 50 tasks", 0), 0u)
-      << runs[0].result.error;
+  const ConfigError e = RefusalOf(s);
+  EXPECT_EQ(e.rule().rfind("the plan needs more than 50 tasks, over", 0), 0u) << e.what();
 }
 
 TEST(TaskBudget, SharedAcrossStrategies) {
@@ -241,22 +263,21 @@ TEST(TaskBudget, SharedAcrossStrategies) {
       "simulation: {max_tasks: MAX}\n"
       "strategies:\n  - {name: a, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n"
       "  - {name: b, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n";
-  auto with = [&](long long max) {
+  auto scenario = [&](long long max) {
     std::string t = text;
     t.replace(t.find("MAX"), 3, std::to_string(max));
-    return RunStrategies(LoadScenarioText(t, "budget.yaml"), {});
+    return LoadScenarioText(t, "budget.yaml");
   };
-  const long long one = with(100000000)[0].result.tasks;
+  const long long one = RunStrategies(scenario(100000000), {})[0].result.tasks;
   ASSERT_GT(one, 0);
-  const std::vector<StrategyRun> both = with(2 * one);
+  const std::vector<StrategyRun> both = RunStrategies(scenario(2 * one), {});
   EXPECT_TRUE(both[0].result.ok && both[1].result.ok);
-  const std::vector<StrategyRun> short_one = with(2 * one - 1);
-  EXPECT_TRUE(short_one[0].result.ok);
-  EXPECT_FALSE(short_one[1].result.ok);
-  EXPECT_NE(short_one[1].result.error.find("the plan needs more than " + std::to_string(one - 1) +
-                                           " tasks"),
+  // Whatever the first plan used, the second cannot have.
+  const ConfigError e = RefusalOf(scenario(2 * one - 1));
+  EXPECT_EQ(e.key(), "strategies[1]");
+  EXPECT_NE(e.rule().find("the plan needs more than " + std::to_string(one - 1) + " tasks"),
             std::string::npos)
-      << short_one[1].result.error;
+      << e.what();
 }
 
 }  // namespace

@@ -1,0 +1,243 @@
+// The program against hostile but realistic input (issue 17): one-GPU servers, resource limits,
+// output confinement, bounded numbers and sizes, signals. Each case asserts the message and the
+// exit status a user sees.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/cli_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using stratasim::testing::RunCli;
+using stratasim::testing::Slurp;
+using Result = stratasim::testing::CliResult;
+
+fs::path TempDir(const std::string& name) {
+  return stratasim::testing::TempDir("hardening-test", name);
+}
+
+std::string Scenario(const std::string& file) {
+  return std::string(STRATASIM_SOURCE_DIR) + "/scenarios/" + file;
+}
+
+// Writes `text` into a fresh folder and returns the file's path.
+std::string WriteScenario(const std::string& name, const std::string& text) {
+  const fs::path p = TempDir(name) / (name + ".yaml");
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+TEST(Hardening, OneGpuServersRunDdpAndZero) {
+  const fs::path out = TempDir("one-gpu");
+  const Result r =
+      RunCli("run " + Scenario("cloud-1gpu.yaml") + " --no-traces --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output.find("FAILED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("16 x 1 A100"), std::string::npos) << r.output;
+}
+
+TEST(Hardening, OneGpuServersRunTheCollectiveSweep) {
+  const Result r = RunCli("collective " + Scenario("cloud-1gpu.yaml") + " -b 1M -e 64M -f 64");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // 64 MiB over 16 NICs of 100 Gb/s: the ring's bus bandwidth is bounded by 12.5 GB/s.
+  EXPECT_NE(r.output.find("67108864"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("on 16 GPUs"), std::string::npos) << r.output;
+}
+
+std::string Quickstart() { return Scenario("quickstart.yaml"); }
+
+// The quickstart with `from` replaced by `to`, written to a fresh folder.
+std::string QuickstartWith(const std::string& name, const std::string& from,
+                           const std::string& to) {
+  std::string text = Slurp(Quickstart());
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return WriteScenario(name, text);
+}
+
+bool Has(const Result& r, const std::string& part) {
+  return r.output.find(part) != std::string::npos;
+}
+
+TEST(Hardening, TooManyIterationsAreRefusedWithTheEstimate) {
+  const std::string path = QuickstartWith("iterations", "iterations: {warmup: 1, measured: 2}",
+                                          "iterations: {warmup: 1, measured: 10000000}");
+  const Result r = RunCli("run " + path + " --no-traces --out " + TempDir("iter-out").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, path + ":27:5: strategies[0]: the plan needs about ")) << r.output;
+  EXPECT_TRUE(Has(r, " per iteration x 10000001 iterations), about ")) << r.output;
+  EXPECT_TRUE(Has(r, "What would help: ")) << r.output;
+  EXPECT_FALSE(Has(r, "bad_alloc")) << r.output;
+}
+
+// Under `ulimit -v` the budget is the address space left, not the machine's free memory: a
+// plan that would have run out of memory is refused first.
+TEST(Hardening, AddressSpaceLimitRefusesRatherThanAborts) {
+  const std::string path = QuickstartWith("ulimit", "iterations: {warmup: 1, measured: 2}",
+                                          "iterations: {warmup: 1, measured: 3000}");
+  const Result r = stratasim::testing::RunCommand(
+      "ulimit -v 1500000; " + std::string(STRATASIM_BINARY) + " run " + path +
+      " --no-traces -j 1 --out " + TempDir("ulimit-out").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "(ulimit -v)")) << r.output;
+}
+
+TEST(Hardening, RunningOutOfMemoryAnywhereIsAResourceError) {
+  // max_tasks set by hand is trusted: the plan grows until the address space runs out.
+  const std::string path =
+      QuickstartWith("oom", "iterations: {warmup: 1, measured: 2}",
+                     "iterations: {warmup: 0, measured: 1}\nsimulation: {max_tasks: 2000000000}\n"
+                     "  # one plan of far more than fits:\n");
+  const std::string big = QuickstartWith("oom-big", "global_batch: 128", "global_batch: 1048576");
+  const Result r = stratasim::testing::RunCommand(
+      "ulimit -v 1000000; " + std::string(STRATASIM_BINARY) + " run " + big +
+      " --no-traces -j 1 -s ddp-no-overlap --out " + TempDir("oom-out").string());
+  (void)path;
+  if (r.status == 2) GTEST_SKIP() << "refused by the estimate first: " << r.output;
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_TRUE(Has(r, "stratasim: error: out of memory while ")) << r.output;
+}
+
+TEST(Hardening, EndlessInputFilesAreRefused) {
+  Result r = RunCli("run /dev/zero");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r,
+                  "/dev/zero: <document>: larger than 4 MiB, the limit for a scenario file "
+                  "(docs/limits.md)"))
+      << r.output;
+  r = RunCli("run " + Quickstart() + " --calibration /dev/zero");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "larger than 4 MiB, the limit for a calibration file")) << r.output;
+  r = RunCli("replay " + Quickstart() + " /dev/zero");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "/dev/zero: <document>: larger than 1 GiB, the limit for a task graph file"))
+      << r.output;
+}
+
+TEST(Hardening, ReplayOnTheWrongClusterIsBadInput) {
+  const fs::path dir = TempDir("replay");
+  Result r = RunCli("run " + Quickstart() + " -s ddp-no-overlap --write-graphs --no-traces --out " +
+                    dir.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = RunCli("replay " + Scenario("dgx1-v100.yaml") + " " +
+             (dir / "ddp-no-overlap.graph.json").string() + " --out " + (dir / "r").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r,
+                  "ddp-no-overlap.graph.json: num_ranks = \"16\": must equal the GPUs of the "
+                  "scenario's cluster (128 in"))
+      << r.output;
+}
+
+TEST(Hardening, ReplayGraphErrorsNameTheFile) {
+  const fs::path dir = TempDir("replay-bad");
+  std::ofstream(dir / "g.json") << "{\"format\": \"nope\"}";
+  const Result r = RunCli("replay " + Quickstart() + " " + (dir / "g.json").string() + " --out " +
+                          (dir / "r").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, (dir / "g.json").string() + ": <document>: ")) << r.output;
+}
+
+TEST(Hardening, EmptyOutIsAUsageError) {
+  for (const std::string& command : {"run " + Quickstart(), "replay " + Quickstart() + " x.json"}) {
+    const Result r = RunCli(command + " --out ''");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_TRUE(Has(r, "--out must not be empty (give a folder, e.g. --out .)")) << r.output;
+  }
+  const Result r = RunCli("collective " + Quickstart() + " --json ''");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "--json must not be empty")) << r.output;
+}
+
+TEST(Hardening, UnknownStrategyIsLocatedAndListsTheNames) {
+  const Result r = RunCli("run " + Quickstart() + " -s nope --out " + TempDir("s").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(
+      r, Quickstart() + ":27:5: --strategy = \"nope\": no strategy of this name in the "
+                        "scenario (it has: ddp-overlap-25MiB, ddp-overlap-100MiB, ddp-no-overlap)"))
+      << r.output;
+}
+
+TEST(Hardening, CollectiveOptionsAreBounded) {
+  const std::string base = "collective " + Quickstart() + " ";
+  Result r = RunCli(base + "-g -1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "--gpus -1: must be in [1, 16] (the cluster's GPUs), or 0 for all of them"))
+      << r.output;
+  r = RunCli(base + "-e 99999999999999999999");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, ": at most 1T (1099511627776 bytes)")) << r.output;
+  r = RunCli(base + "-b 9223372036854775807 -e 9223372036854775807");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, ": at most 1T (1099511627776 bytes)")) << r.output;
+  r = RunCli(base + "-b 1 -e 1G -f 1.0001");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, "give more than 1000 sizes")) << r.output;
+  // all_to_all on 3 GPUs moves multiples of 3 fp32 elements: nothing fits in [1, 4] bytes.
+  r = RunCli(base + "-c all_to_all -g 3 -b 1 -e 4");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r,
+                  "no size in [-b, -e] holds a whole element per rank: all_to_all on 3 GPUs "
+                  "of fp32 moves multiples of 12 bytes"))
+      << r.output;
+  // Sizes that round to the same row give one row, none above -e.
+  r = RunCli(base + "-c all_to_all -g 3 -b 1 -e 64");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(Has(r, "\n           12 ")) << r.output;
+  EXPECT_TRUE(Has(r, "\n           60 ")) << r.output;
+  EXPECT_FALSE(Has(r, "\n           72 ")) << r.output;
+  size_t rows = 0;
+  for (size_t at = 0; (at = r.output.find("\n  ", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 3u) << r.output;  // 12 (from 1..8), 24 (16), 60 (32), as nccl-tests rounds
+}
+
+TEST(Hardening, OneDocumentAndLocatedEmptyFiles) {
+  const std::string two = WriteScenario("two", Slurp(Quickstart()) + "---\n[broken\n");
+  Result r = RunCli("run " + two);
+  EXPECT_EQ(r.status, 2) << r.output;
+  const std::string empty = WriteScenario("empty", "# nothing here\n");
+  r = RunCli("run " + empty);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, empty + ":1:1: <document>: the file holds no YAML document")) << r.output;
+}
+
+// SIGTERM while the traces are written: temporaries removed, the child killed, exit 128 + 15.
+TEST(Hardening, TerminationCleansUp) {
+  const fs::path out = TempDir("sigterm");
+  const std::string path = QuickstartWith("sigterm", "iterations: {warmup: 1, measured: 2}",
+                                          "iterations: {warmup: 1, measured: 200}");
+  const Result r = stratasim::testing::RunCommand(
+      std::string(STRATASIM_BINARY) + " run " + path + " -j 2 --out " + out.string() +
+      " & pid=$!; for i in $(seq 300); do kids=$(pgrep -P $pid); [ -n \"$kids\" ] && break; "
+      "sleep 0.1; done; sleep 0.2; kill -TERM $pid; wait $pid; "
+      "echo \"exit=$?\"; sleep 0.5; for k in $kids; do ps -o stat= -p $k | grep -qv Z && "
+      "echo alive=$k; done; echo \"children=[$kids]\"");  // a zombie (Z) is dead, unreaped
+  EXPECT_TRUE(Has(r, "exit=143")) << r.output;
+  EXPECT_FALSE(Has(r, "alive=")) << r.output;
+  EXPECT_FALSE(Has(r, "children=[]")) << "nothing was simulating at the signal: " << r.output;
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  }
+}
+
+// SIGKILL cannot be caught: the next run into the folder removes what the killed one left.
+TEST(Hardening, StaleTemporariesAreRemovedByTheNextRun) {
+  const fs::path out = TempDir("stale");
+  // pid 4194304 is above Linux's largest (PID_MAX_LIMIT 2^22): never alive.
+  const fs::path stale = out / "results.json.tmp.4194304.abcdef";
+  const fs::path foreign = out / "notes.tmp.txt";
+  std::ofstream(stale) << "half";
+  std::ofstream(foreign) << "mine";
+  const Result r =
+      RunCli("run " + Quickstart() + " -s ddp-no-overlap --no-traces --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(foreign));
+}
+
+}  // namespace
