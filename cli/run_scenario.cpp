@@ -70,15 +70,16 @@ std::string Count(double n) {
   return buf;
 }
 
-// What makes a plan smaller, for a refusal's message.
-std::string WhatWouldHelp(const Scenario& s, const StrategySpec& spec) {
+// What makes a plan smaller, for a refusal's message; `fold` is how one iteration's plan was
+// folded (Plan::fold), empty when unknown.
+std::string WhatWouldHelp(const Scenario& s, const StrategySpec& spec, const std::string& fold) {
   std::string why = "What would help: ";
   const bool folds = spec.kind == "ddp" || spec.kind == "tensor" || spec.kind == "pipeline" ||
                      spec.kind == "3d" || spec.kind == "zero1" || spec.kind == "zero2" ||
                      spec.kind == "zero3";
   if (folds && !s.simulation.fold) {
     why += "simulation.fold: auto (simulates one block of identical replicas); ";
-  } else if (folds) {
+  } else if (folds && fold.rfind("folded", 0) != 0) {
     why += "a placement that folds (one server group, rank order tpd: docs/scale.md); ";
   }
   return why + "fewer iterations (training.iterations, now " +
@@ -107,7 +108,7 @@ struct Budget {
   }
 
   std::string Refusal(const Scenario& s, const StrategySpec& spec, const std::string& needs,
-                      double tasks) const {
+                      double tasks, const std::string& fold = "") const {
     std::string why = "the plan needs " + needs;
     if (automatic) {
       why += ", about " + Gb(tasks * kBytesPerTaskEstimate) + " to simulate at ~" +
@@ -120,7 +121,7 @@ struct Budget {
     } else {
       why += ", over simulation.max_tasks (" + std::to_string(s.simulation.max_tasks) + ")";
     }
-    return why + ". " + WhatWouldHelp(s, spec);
+    return why + ". " + WhatWouldHelp(s, spec, fold);
   }
 };
 
@@ -170,8 +171,8 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     limited.simulation.max_tasks = one.simulation.max_tasks = limit;
     try {
       if (iterations > 1) {
-        const double per_iteration =
-            static_cast<double>(PlanStrategy(one, *spec).graph.tasks().size());
+        const Plan first = PlanStrategy(one, *spec);
+        const double per_iteration = static_cast<double>(first.graph.tasks().size());
         const double estimate = per_iteration * iterations;
         // Iterations repeat one plan, less what a plan does once: the estimate is close but
         // not exact, so only a clear excess is refused here; the limit itself stops the build.
@@ -181,7 +182,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
               budget.Refusal(s, *spec,
                              "about " + Count(estimate) + " tasks (" + Count(per_iteration) +
                                  " per iteration x " + std::to_string(iterations) + " iterations)",
-                             estimate));
+                             estimate, first.fold));
         }
       }
       p.plan = PlanStrategy(limited, *spec);

@@ -3,7 +3,9 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <memory>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
 #include "sim/compute_model.h"
@@ -659,6 +662,18 @@ class Executor {
   }
 
   void CheckAllRan() const {
+    // A duration past any training run (a rate of 1e-300) leaves the clock where adding a
+    // task's microseconds changes nothing: that is an overflow, not a cycle.
+    const double now = Now();
+    if (!std::isfinite(now) || now > limits::kMaxSimulatedSeconds) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "simulated time overflowed: the clock reached %.3g s, past %.0e s", now,
+                    limits::kMaxSimulatedSeconds);
+      throw Error(std::string(buf) +
+                  " (a rate or efficiency far too small, or a duration far too large: "
+                  "docs/limits.md)");
+    }
     if (finished_ == g_.tasks().size()) return;
     std::string example;
     size_t missing = 0;

@@ -135,6 +135,24 @@ TEST(Executor, PlanLargerThanClusterIsAnError) {
   }
 }
 
+// A kernel of 1e300 FLOPs takes ~1e285 s: the clock overflows any training step, and the
+// error says so rather than blaming a dependency cycle.
+TEST(Executor, OverflowedClockIsNamed) {
+  TaskGraph g(1);
+  const int s = g.Stream("s");
+  const TaskId big = g.Add(Kernel(0, s, 1e300));
+  Task after = Kernel(0, s, 1);
+  after.deps = {big};
+  g.Add(after);
+  try {
+    Simulate(g, OneServer(1), NoLaunch());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("simulated time overflowed: the clock reached ", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(Executor, SecondInProcessRunIsRefused) {
   TaskGraph g(1);
   g.Add(Kernel(0, g.Stream("s"), 1));
