@@ -205,7 +205,14 @@ int Replay(const std::vector<std::string>& args) {
   try {
     run.graph = TaskGraphFromJson(text);
   } catch (const Error& e) {
-    throw ConfigError(SourceLocation{path, 0, 0}, "", "", e.what());
+    // A syntax error says "at line L, column C" (nlohmann::json): make that the location.
+    SourceLocation where{path, 0, 0};
+    const std::string what = e.what();
+    const size_t at = what.find(" at line ");
+    if (at != std::string::npos) {
+      std::sscanf(what.c_str() + at, " at line %d, column %d", &where.line, &where.column);
+    }
+    throw ConfigError(where, "", "", what);
   }
   // Bad input, not a failed simulation: the graph was written for another cluster.
   if (run.graph.num_ranks() != s.cluster.NumGpus()) {

@@ -99,8 +99,9 @@ TEST(Hardening, RunningOutOfMemoryAnywhereIsAResourceError) {
       "ulimit -v 1000000; " + std::string(STRATASIM_BINARY) + " run " + path +
       " --no-traces -j 1 -s ddp-no-overlap --out " + TempDir("oom-out").string());
   EXPECT_EQ(r.status, 3) << r.output;
-  EXPECT_TRUE(Has(r, "stratasim: error: out of memory while planning strategy 'ddp-no-overlap' "
-                     "(docs/limits.md: "))
+  EXPECT_TRUE(Has(r,
+                  "stratasim: error: out of memory while planning strategy 'ddp-no-overlap' "
+                  "(docs/limits.md: "))
       << r.output;
 }
 
@@ -141,6 +142,11 @@ TEST(Hardening, ReplayGraphErrorsNameTheFile) {
                           (dir / "r").string());
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(Has(r, (dir / "g.json").string() + ": <document>: ")) << r.output;
+  std::ofstream(dir / "syntax.json") << "{\"format\": \"stratasim-taskgraph\",\n  x}";
+  const Result syntax = RunCli("replay " + Quickstart() + " " + (dir / "syntax.json").string() +
+                               " --out " + (dir / "r").string());
+  EXPECT_EQ(syntax.status, 2) << syntax.output;
+  EXPECT_TRUE(Has(syntax, (dir / "syntax.json").string() + ":2:3: <document>: ")) << syntax.output;
 }
 
 TEST(Hardening, EmptyOutIsAUsageError) {
