@@ -94,7 +94,28 @@ std::string SweepOpName(const CollectiveSweep& sweep) {
   return sweep.op == SweepOp::kSendRecv ? "sendrecv" : std::string(ToString(sweep.kind));
 }
 
-std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep) {
+double SweepUnit(const CollectiveSweep& sweep, int n) {
+  // Whole elements, and for the kinds that split the buffer evenly, a multiple of n of them.
+  const bool split = sweep.op != SweepOp::kSendRecv && sweep.kind != CollectiveKind::kBroadcast &&
+                     sweep.kind != CollectiveKind::kReduce &&
+                     sweep.kind != CollectiveKind::kAllReduce;
+  return BytesPerElement(sweep.dtype) * (split ? n : 1);
+}
+
+std::vector<double> SweepSizes(const Scenario& s, const CollectiveSweep& sweep) {
+  const double unit = SweepUnit(sweep, sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus());
+  std::vector<double> sizes;
+  for (double b = sweep.min_bytes; b <= sweep.max_bytes * (1 + 1e-12); b *= sweep.factor) {
+    // Rounded down, as nccl-tests does; a size that rounds to nothing or to the previous row's
+    // is not a new row, and no row exceeds -e.
+    const double bytes = std::floor(b / unit) * unit;
+    if (bytes < unit || (!sizes.empty() && bytes <= sizes.back())) continue;
+    sizes.push_back(bytes);
+  }
+  return sizes;
+}
+
+void CheckCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep) {
   const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
   const bool sendrecv = sweep.op == SweepOp::kSendRecv;
   if (n > s.cluster.NumGpus()) {
@@ -124,26 +145,32 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
   if (!sendrecv && (sweep.root < 0 || sweep.root >= n)) {
     throw Error("--root must be one of the swept ranks");
   }
+  if (SweepSizes(s, sweep).empty()) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "no size in [-b, -e] holds a whole element per rank: %s on %d GPUs of %s "
+                  "moves multiples of %.0f bytes",
+                  SweepOpName(sweep).c_str(), n, std::string(ToString(sweep.dtype)).c_str(),
+                  SweepUnit(sweep, n));
+    throw Error(buf);
+  }
+}
+
+std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep) {
+  CheckCollectiveSweep(s, sweep);
+  const int n = sweep.gpus > 0 ? sweep.gpus : s.cluster.NumGpus();
+  const bool sendrecv = sweep.op == SweepOp::kSendRecv;
 
   TaskGraph g(n);
   const int stream = g.Stream(sendrecv ? "send" : "comm");
   const int recv_stream = sendrecv ? g.Stream("recv") : stream;
   std::vector<int> ranks(n);
   for (int r = 0; r < n; ++r) ranks[r] = r;
-  std::vector<double> sizes;
+  const std::vector<double> sizes = SweepSizes(s, sweep);
   std::vector<TaskId> barriers;
   const double elem = BytesPerElement(sweep.dtype);
   TaskId barrier = -1;
-  for (double b = sweep.min_bytes; b <= sweep.max_bytes * (1 + 1e-12); b *= sweep.factor) {
-    // Whole elements, and for the kinds that split the buffer evenly, a multiple of n of them.
-    const bool split = !sendrecv && sweep.kind != CollectiveKind::kBroadcast &&
-                       sweep.kind != CollectiveKind::kReduce &&
-                       sweep.kind != CollectiveKind::kAllReduce;
-    const double unit = elem * (split ? n : 1);
-    // Rounded down, as nccl-tests does; a size that rounds to nothing or to the previous row's
-    // is not a new row, and no row exceeds -e.
-    const double bytes = std::floor(b / unit) * unit;
-    if (bytes < unit || (!sizes.empty() && bytes <= sizes.back())) continue;
+  for (double bytes : sizes) {
     const std::vector<TaskId> ids = sendrecv ? AddSendRecvAt(g, n, bytes, stream, recv_stream)
                                              : AddCollectiveAt(g, sweep, ranks, bytes, stream);
     if (barrier >= 0) {
@@ -158,20 +185,6 @@ std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSwee
     sync.deps = ids;
     barrier = g.Add(sync);
     barriers.push_back(barrier);
-    sizes.push_back(bytes);
-  }
-  if (sizes.empty()) {
-    const double unit = elem * (sendrecv || sweep.kind == CollectiveKind::kBroadcast ||
-                                        sweep.kind == CollectiveKind::kReduce ||
-                                        sweep.kind == CollectiveKind::kAllReduce
-                                    ? 1
-                                    : n);
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "no size in [-b, -e] holds a whole element per rank: %s on %d GPUs of %s "
-                  "moves multiples of %.0f bytes",
-                  SweepOpName(sweep).c_str(), n, std::string(ToString(sweep.dtype)).c_str(), unit);
-    throw Error(buf);
   }
   const ExecutionTrace t = sim::Simulate(g, s.cluster, s.simulation);
   std::vector<SweepRow> rows;

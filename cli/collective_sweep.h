@@ -53,6 +53,15 @@ constexpr int kMaxSweepRows = 1000;
 
 // Simulates one collective (or one sendrecv exchange) per size, a barrier between sizes, in one
 // simulation and returns a row per size. Throws stratasim::Error for an impossible sweep.
+// The options' own errors (stratasim::Error): sizes, factor, GPUs, root.
+void CheckCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep);
+
+// The bytes a row of the sweep moves on `n` GPUs come in multiples of this; and the rows' sizes
+// (-b to -e by -f, rounded down to it, duplicates dropped). Call after CheckCollectiveSweep's
+// bounds on -b, -e and -f.
+double SweepUnit(const CollectiveSweep& sweep, int n);
+std::vector<double> SweepSizes(const Scenario& s, const CollectiveSweep& sweep);
+
 std::vector<SweepRow> RunCollectiveSweep(const Scenario& s, const CollectiveSweep& sweep);
 
 std::string FormatSweepTable(const Scenario& s, const CollectiveSweep& sweep,

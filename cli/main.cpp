@@ -352,13 +352,17 @@ int Collective(const std::vector<std::string>& args) {
       throw UsageError("--fidelity " + f + ": must be step, stream or analytic");
     }
   }
+  try {
+    CheckCollectiveSweep(s, sweep);
+  } catch (const Error& e) {
+    throw UsageError(scenario_path + ": " + e.what());  // the options' fault
+  }
   std::vector<SweepRow> rows;
   SetPhase("simulating the collective sweep");
   try {
     rows = RunCollectiveSweep(s, sweep);
   } catch (const Error& e) {
-    // The cluster's or the options' fault: name the scenario it was tried on.
-    throw UsageError(scenario_path + ": " + e.what());
+    throw Error(scenario_path + ": " + e.what());  // the sweep's sizes, or the simulation's
   }
   std::cout << FormatSweepTable(s, sweep, rows);
   if (vm.count("json"))

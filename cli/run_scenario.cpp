@@ -110,7 +110,11 @@ struct Budget {
   std::string Refusal(const Scenario& s, const StrategySpec& spec, const std::string& needs,
                       double tasks, const std::string& fold = "") const {
     std::string why = "the plan needs " + needs;
-    if (automatic) {
+    if (automatic && headroom.bytes <= 0) {
+      why +=
+          ", past the 2147483647 tasks a plan may hold (the memory available could not be "
+          "read)";
+    } else if (automatic) {
       why += ", about " + Gb(tasks * kBytesPerTaskEstimate) + " to simulate at ~" +
              std::to_string(static_cast<int>(kBytesPerTaskEstimate)) +
              " bytes a task; this run has " + Gb(headroom.bytes) + " (" + headroom.bound + ")";
@@ -169,9 +173,12 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     Planned p{spec, std::nullopt, ""};
     const long long limit = budget.Limit(s.simulation.max_tasks);
     limited.simulation.max_tasks = one.simulation.max_tasks = limit;
+    bool sizing = false;  // which plan hit the limit: one iteration's, or the run's
     try {
       if (iterations > 1) {
+        sizing = true;
         const Plan first = PlanStrategy(one, *spec);
+        sizing = false;
         const double per_iteration = static_cast<double>(first.graph.tasks().size());
         const double estimate = per_iteration * iterations;
         // Iterations repeat one plan, less what a plan does once: the estimate is close but
@@ -195,7 +202,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
       throw ConfigError(spec->where, spec->key_path, "",
                         budget.Refusal(s, *spec,
                                        "more than " + Count(static_cast<double>(e.limit())) +
-                                           " tasks" + (iterations > 1 ? " in one iteration" : ""),
+                                           " tasks" + (sizing ? " in one iteration" : ""),
                                        static_cast<double>(e.limit())));
     } catch (const Error& e) {
       p.error = e.what();

@@ -11,7 +11,7 @@
 //   source: "8x H100 SXM5, stratasim validate, 2025-03-01"      # optional, free text
 //   gpus:
 //     - gpu: H100-SXM5                  # a GPU kind name as the cluster uses it
-//       memory_efficiency: 0.85         # optional, in (0, 1]
+//       memory_efficiency: 0.85         # optional, in [0.0001, 1]
 //       kernel_launch: "5us"            # optional, a time >= 0
 //       compute:                        # optional; op kinds: gemm attention elementwise
 //         gemm:                         #   optimizer other

@@ -87,7 +87,8 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
   ExpectError(Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
               "unknown key (known: gemm, attention, elementwise, optimizer, other)");
   ExpectError(Replace(kGood, "efficiency: 0.2", "efficiency: 1.2"), 10,
-              "gpus[0].compute.gemm[0].efficiency", "must be a number in (0, 1]");
+              "gpus[0].compute.gemm[0].efficiency",
+              "must be a number in [0.0001, 1] (docs/limits.md)");
   ExpectError(Replace(kGood, "max_flops: 1e11", "max_flops: 1e8"), 11,
               "gpus[0].compute.gemm[1].max_flops",
               "must be greater than the previous band's max_flops");
@@ -98,7 +99,7 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
               "gpus[0].compute.gemm[2].max_flops",
               "the last band covers the rest: leave max_flops out");
   ExpectError(Replace(kGood, "memory_efficiency: 0.9", "memory_efficiency: 0"), 6,
-              "gpus[0].memory_efficiency", "must be a number in (0, 1]");
+              "gpus[0].memory_efficiency", "must be a number in [0.0001, 1] (docs/limits.md)");
   ExpectError(Replace(kGood, "\"6us\"", "\"fast\""), 7, "gpus[0].kernel_launch",
               "not a duration: no number (expected e.g. \"2us\", \"1.5ms\")");
   ExpectError(Replace(kGood, "collectives:\n", "  - gpu: H100-SXM5\ncollectives:\n"), 14,

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -12,6 +13,7 @@ namespace stratasim::cleanup {
 namespace {
 
 constexpr int kSlots = 64;
+constexpr std::chrono::minutes kStaleAfter{10};
 constexpr size_t kPathBytes = 4096;
 
 // A slot is claimed by setting `used`, filled, then published by `ready`; the handler reads
@@ -104,6 +106,10 @@ int RemoveStaleTempFiles(const std::string& dir) {
     }
     if (!digits || pid <= 0) continue;
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its writer may still be running
+    // A pid is only known dead in this pid namespace: a writer in another container, or on
+    // another host sharing the folder, would look dead too. Its file is fresh; a leftover is old.
+    const auto age = fs::file_time_type::clock::now() - fs::last_write_time(it->path(), ec);
+    if (ec || age < kStaleAfter) continue;
     if (fs::remove(it->path(), ec)) ++removed;
   }
   return removed;

@@ -23,7 +23,8 @@ int TrackChild(pid_t pid);
 void ForgetChild(int slot);
 
 // Removes the temporary files (`NAME.tmp.PID.XXXXXX`, report/atomic_file.h) that processes no
-// longer alive left in `dir`: a run killed by SIGKILL cannot remove its own. Returns how many.
+// longer alive left in `dir` over 10 minutes ago: a run killed by SIGKILL cannot remove its
+// own. Returns how many.
 int RemoveStaleTempFiles(const std::string& dir);
 
 }  // namespace stratasim::cleanup

@@ -1,6 +1,7 @@
 #include "core/input_file.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,20 +31,27 @@ std::string ReadInputFile(const std::string& path, size_t max_bytes, const std::
     throw ConfigError(where, "", "",
                       "cannot read file (" + std::string(std::strerror(errno)) + ")");
   }
-  // Read in blocks up to one byte past the bound: the size a file claims (or a device's
-  // endless stream) never decides how much is allocated.
+  auto too_large = [&] {
+    return ConfigError(where, "", "",
+                       "larger than " + DescribeLimit(max_bytes) + ", the limit for " + what +
+                           " (docs/limits.md)");
+  };
+  // A regular file says its size: refuse it unread, or read it into one allocation.
   std::string text;
+  const auto size = std::filesystem::is_regular_file(path, ec)
+                        ? std::filesystem::file_size(path, ec)
+                        : static_cast<std::uintmax_t>(0);
+  if (!ec && size > max_bytes) throw too_large();
+  if (!ec && size > 0) text.reserve(static_cast<size_t>(size));
+  // Then in blocks, at most one block past the bound: a device's endless stream (/dev/zero)
+  // or a file that grows while read never decides how much is allocated.
   char block[1 << 16];
   while (in && text.size() <= max_bytes) {
     in.read(block, static_cast<std::streamsize>(sizeof block));
     text.append(block, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) throw ConfigError(where, "", "", "cannot read file");
-  if (text.size() > max_bytes) {
-    throw ConfigError(where, "", "",
-                      "larger than " + DescribeLimit(max_bytes) + ", the limit for " + what +
-                          " (docs/limits.md)");
-  }
+  if (text.size() > max_bytes) throw too_large();
   return text;
 }
 

@@ -1,6 +1,6 @@
 // Reading an input file whole, bounded: a scenario, calibration or task-graph file over its
-// documented size (core/limits.h), or a device that never ends (/dev/zero), is refused after
-// reading at most one byte past the bound, never grown into memory.
+// documented size (core/limits.h) is refused unread, and a device that never ends
+// (/dev/zero) after at most one 64 KiB block past the bound: neither is grown into memory.
 #ifndef STRATASIM_CORE_INPUT_FILE_H_
 #define STRATASIM_CORE_INPUT_FILE_H_
 

@@ -19,6 +19,10 @@ constexpr size_t kGraphFileBytes = size_t{1} << 30;
 // at most this long, so an output path never leaves its folder or exceeds NAME_MAX.
 constexpr size_t kNameLength = 128;
 
+// Iterations, warm-up and measured each: a million is beyond any simulated run (each is a whole
+// training step), and their sum stays an int.
+constexpr int kMaxIterations = 1000000;
+
 // Link figures. The slowest real link is a 10 Mb/s Ethernet (1.25 MB/s), the fastest an
 // NVLink 5 port (900 GB/s per direction); the bounds leave three orders of magnitude either side.
 constexpr double kMinBandwidthBps = 1e3;   // 1 kB/s
@@ -35,6 +39,9 @@ constexpr double kMaxMemoryBytes = 1e15;  // 1 PB
 // Efficiencies (compute, memory, link): fractions of a peak, at least 1%; below that a
 // simulated time is a typing error, and at 1e-300 it overflows.
 constexpr double kMinEfficiency = 0.01;
+// Measured ones (calibration files) may be lower: a tiny kernel on a CPU host reaches a small
+// fraction of peak. 1e-4 still keeps every time finite.
+constexpr double kMinMeasuredEfficiency = 1e-4;
 
 // Simulated time: more than this (about 31.7 years) is an overflow, not a training step.
 constexpr double kMaxSimulatedSeconds = 1e9;

@@ -58,12 +58,19 @@ MemoryHeadroom ReadMemoryHeadroom() {
     if (bytes < 0) return;
     if (h.bytes <= 0 || bytes < h.bytes) h = MemoryHeadroom{bytes, bound};
   };
-  const std::string cgroup = CgroupPath();
-  if (!cgroup.empty()) {
+  // Every cgroup from this process's up to the root: a limit may sit on an ancestor (Slurm
+  // sets it on the job, its tasks run in child cgroups), and without a cgroup namespace the
+  // path names the host's hierarchy, of which only the root is visible here.
+  std::string cgroup = CgroupPath();
+  while (!cgroup.empty()) {
     const std::string dir = "/sys/fs/cgroup" + (cgroup == "/" ? std::string() : cgroup);
     const std::string max = Slurp(dir + "/memory.max");
-    if (!max.empty())
+    if (!max.empty()) {
       consider(CgroupHeadroomBytes(max, Slurp(dir + "/memory.current")), "cgroup memory.max");
+    }
+    if (cgroup == "/") break;
+    const size_t slash = cgroup.find_last_of('/');
+    cgroup = slash == 0 || slash == std::string::npos ? "/" : cgroup.substr(0, slash);
   }
   struct rlimit as;
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {

@@ -832,8 +832,13 @@ TrainingSpec Loader::Training(const Field& f) const {
   }
   if (auto iterations = m.Get("iterations")) {
     Map im(*this, *iterations, {"warmup", "measured"});
-    if (auto warmup = im.Get("warmup")) spec.warmup_iterations = Int(*warmup, 0);
-    if (auto measured = im.Get("measured")) spec.measured_iterations = Int(*measured, 1);
+    // Bounded so that warm-up + measured never overflows an int (docs/limits.md).
+    if (auto warmup = im.Get("warmup")) {
+      spec.warmup_iterations = static_cast<int>(Integer(*warmup, 0, limits::kMaxIterations));
+    }
+    if (auto measured = im.Get("measured")) {
+      spec.measured_iterations = static_cast<int>(Integer(*measured, 1, limits::kMaxIterations));
+    }
   }
   if (auto seed = m.Get("seed")) {
     std::string text = seed->value.IsScalar() ? seed->value.Scalar() : "";

@@ -834,9 +834,9 @@ TEST(LoadScenarioErrors, Training) {
   ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  precision: fp64")), 18, 14,
               "training.precision", "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
   ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  iterations: {warmup: -1}")), 18, 24,
-              "training.iterations.warmup", "must be an integer >= 0");
+              "training.iterations.warmup", "must be an integer in [0, 1000000]");
   ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  iterations: {measured: 0}")), 18,
-              26, "training.iterations.measured", "must be an integer >= 1");
+              26, "training.iterations.measured", "must be an integer in [1, 1000000]");
   ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  seed: -3")), 18, 9, "training.seed",
               "must be an integer in [0, 2^64 - 1]");
   ExpectError(ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  seed: 18446744073709551616")), 18,

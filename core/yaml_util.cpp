@@ -120,8 +120,9 @@ long long Reader::Integer(const Field& f, long long min_value, long long max_val
 
 double Reader::Fraction(const Field& f) const {
   double v = 0;
-  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v <= 0 || v > 1) {
-    Fail(f, "must be a number in (0, 1]");
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) ||
+      v < limits::kMinMeasuredEfficiency || v > 1) {
+    Fail(f, "must be a number in [0.0001, 1] (docs/limits.md)");
   }
   return v;
 }
@@ -144,11 +145,14 @@ double Reader::PositiveNumber(const Field& f) const {
 }
 
 double Reader::Seconds(const Field& f) const {
+  double v = 0;
   try {
-    return ParseSeconds(String(f));
+    v = ParseSeconds(String(f));
   } catch (const UnitError& e) {
     Fail(f, e.what());
   }
+  if (v > limits::kMaxLatencySeconds) Fail(f, "must be in [0s, 1s] (docs/limits.md)");
+  return v;
 }
 
 double Reader::Bandwidth(const Field& f) const {
@@ -159,6 +163,9 @@ double Reader::Bandwidth(const Field& f) const {
     Fail(f, e.what());
   }
   if (v <= 0) Fail(f, "must be greater than 0");
+  if (v < limits::kMinBandwidthBps || v > limits::kMaxBandwidthBps) {
+    Fail(f, "must be in [1kB/s, 1PB/s] (docs/limits.md)");
+  }
   return v;
 }
 

@@ -45,11 +45,11 @@ class Reader {
 
   std::string String(const Field& f) const;
   long long Integer(const Field& f, long long min_value, long long max_value) const;
-  double Fraction(const Field& f) const;        // in (0, 1]
+  double Fraction(const Field& f) const;        // a measured efficiency, in [1e-4, 1]
   double Efficiency(const Field& f) const;      // in [limits::kMinEfficiency, 1]
   double PositiveNumber(const Field& f) const;  // > 0, finite
-  double Seconds(const Field& f) const;         // "5us"; >= 0
-  double Bandwidth(const Field& f) const;       // "100GB/s"; > 0
+  double Seconds(const Field& f) const;         // "5us"; in [0, 1 s]
+  double Bandwidth(const Field& f) const;       // "100GB/s"; in [1 kB/s, 1 PB/s]
   std::vector<Field> List(const Field& f, bool non_empty) const;
 
  private:

@@ -65,8 +65,19 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
   if (pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would flush the parent's buffered output again
   const pid_t parent = getpid();
+  // The clean-up signals wait until the child is tracked (parent) or has dropped the parent's
+  // handler (child): in between, a signal would run the parent's handler in the child, or
+  // miss the child in the parent.
+  sigset_t block, previous;
+  sigemptyset(&block);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &previous);
   const pid_t pid = fork();
-  if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int err = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw Error(std::string("cannot fork the simulation: ") + std::strerror(err));
+  }
   if (pid == 0) {
     // The child dies with its parent: a killed run leaves no simulation holding gigabytes. The
     // parent may have died before prctl: then it is gone already.
@@ -74,6 +85,7 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     if (getppid() != parent) _exit(1);
     // The parent's handlers would remove its temporaries from the child: the child has none.
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     // The reply: 'T' and the trace in its binary form (sim/trace_wire.h), or 'E' and the
     // error's message.
     close(fds[0]);
@@ -104,7 +116,9 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
-  return SimulationProcess{pid, fds[0], g.tasks().size(), cleanup::TrackChild(pid)};
+  const SimulationProcess process{pid, fds[0], g.tasks().size(), cleanup::TrackChild(pid)};
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return process;
 }
 
 size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
@@ -140,12 +154,20 @@ ExecutionTrace FinishSimulation(SimulationProcess& p) {
     message = ReadAll(fds[0]);
   }
   close(fds[0]);
+  // Forgotten before it is reaped, so that the handler never kills a pid reused after it; a
+  // signal in between still ends the child, which dies with its parent.
+  cleanup::ForgetChild(process.cleanup_slot);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  cleanup::ForgetChild(process.cleanup_slot);
   // A child killed by SIGPIPE wrote into the pipe after a bad stream made us stop reading: the
   // message says why.
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && message.empty()) {
+    throw Error(
+        "the simulation process was killed (SIGKILL), most likely by the kernel's out-of-memory "
+        "killer: docs/limits.md (fewer iterations, micro-batches or layers, or fewer jobs at "
+        "once with -j)");
+  }
   if (WIFSIGNALED(status) && !(WTERMSIG(status) == SIGPIPE && !message.empty())) {
     throw Error("the simulation process died of signal " + std::to_string(WTERMSIG(status)) + " (" +
                 strsignal(WTERMSIG(status)) + "); SimGrid's message is above");

@@ -197,7 +197,8 @@ TEST(Cli, CollectiveSendRecvRejectsCollectiveOnlyOptions) {
   }
   const Result one = RunCli(base + "-g 1");
   EXPECT_EQ(one.status, 2);
-  EXPECT_NE(one.output.find("stratasim collective: " + kQuickstart + ": sendrecv needs at least 2 GPUs (a rank "
+  EXPECT_NE(one.output.find("stratasim collective: " + kQuickstart +
+                            ": sendrecv needs at least 2 GPUs (a rank "
                             "sending to itself is a local copy)"),
             std::string::npos)
       << one.output;

@@ -3,6 +3,8 @@
 // exit status a user sees.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -42,11 +44,22 @@ TEST(Hardening, OneGpuServersRunDdpAndZero) {
 }
 
 TEST(Hardening, OneGpuServersRunTheCollectiveSweep) {
-  const Result r = RunCli("collective " + Scenario("cloud-1gpu.yaml") + " -b 1M -e 64M -f 64");
+  const Result r = RunCli("collective " + Scenario("cloud-1gpu.yaml") + " -b 64M -e 64M --json " +
+                          (TempDir("one-gpu-sweep") / "s.json").string());
   ASSERT_EQ(r.status, 0) << r.output;
-  // 64 MiB over 16 NICs of 100 Gb/s: the ring's bus bandwidth is bounded by 12.5 GB/s.
-  EXPECT_NE(r.output.find("67108864"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("on 16 GPUs"), std::string::npos) << r.output;
+  // Every byte crosses a 100 Gb/s NIC at 0.96 of line rate: busbw approaches, never passes,
+  // 12.0 GB/s.
+  const std::string row = r.output.substr(r.output.find("67108864"));
+  double bytes = 0, count = 0, time_us = 0, algbw = 0, busbw = 0;
+  char type[16];
+  int root = 0;
+  ASSERT_EQ(std::sscanf(row.c_str(), "%lf %lf %15s %d %lf %lf %lf", &bytes, &count, type, &root,
+                        &time_us, &algbw, &busbw),
+            7)
+      << row;
+  EXPECT_GT(busbw, 9.0) << row;
+  EXPECT_LE(busbw, 12.0) << row;
 }
 
 std::string Quickstart() { return Scenario("quickstart.yaml"); }
@@ -67,18 +80,27 @@ bool Has(const Result& r, const std::string& part) {
 
 TEST(Hardening, TooManyIterationsAreRefusedWithTheEstimate) {
   const std::string path = QuickstartWith("iterations", "iterations: {warmup: 1, measured: 2}",
-                                          "iterations: {warmup: 1, measured: 10000000}");
+                                          "iterations: {warmup: 1, measured: 1000000}");
   const Result r = RunCli("run " + path + " --no-traces --out " + TempDir("iter-out").string());
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(Has(r, path + ":27:5: strategies[0]: the plan needs about ")) << r.output;
-  EXPECT_TRUE(Has(r, " per iteration x 10000001 iterations), about ")) << r.output;
+  EXPECT_TRUE(Has(r, " per iteration x 1000001 iterations), about ")) << r.output;
   EXPECT_TRUE(Has(r, "What would help: ")) << r.output;
   EXPECT_FALSE(Has(r, "bad_alloc")) << r.output;
 }
 
+// AddressSanitizer reserves terabytes of address space at start: no `ulimit -v` test can run
+// under it (scripts/test.sh --sanitize).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // Under `ulimit -v` the budget is the address space left, not the machine's free memory: a
 // plan that would have run out of memory is refused first.
 TEST(Hardening, AddressSpaceLimitRefusesRatherThanAborts) {
+  if (kSanitized) GTEST_SKIP() << "ulimit -v and AddressSanitizer do not mix";
   const std::string path = QuickstartWith("ulimit", "iterations: {warmup: 1, measured: 2}",
                                           "iterations: {warmup: 1, measured: 3000}");
   const Result r = stratasim::testing::RunCommand(
@@ -89,6 +111,7 @@ TEST(Hardening, AddressSpaceLimitRefusesRatherThanAborts) {
 }
 
 TEST(Hardening, RunningOutOfMemoryAnywhereIsAResourceError) {
+  if (kSanitized) GTEST_SKIP() << "ulimit -v and AddressSanitizer do not mix";
   // simulation.max_tasks set by hand is trusted over the memory estimate: this plan grows
   // until the 1 GB address space runs out.
   std::string text = Slurp(Quickstart());
@@ -199,27 +222,32 @@ TEST(Hardening, CollectiveOptionsAreBounded) {
   EXPECT_FALSE(Has(r, "\n           72 ")) << r.output;
   size_t rows = 0;
   for (size_t at = 0; (at = r.output.find("\n  ", at)) != std::string::npos; ++at) ++rows;
-  EXPECT_EQ(rows, 3u) << r.output;  // 12 (from 1..8), 24 (16), 60 (32), as nccl-tests rounds
+  // 1..8 round to nothing; 16 -> 12, 32 -> 24, 64 -> 60, as nccl-tests rounds down.
+  EXPECT_EQ(rows, 3u) << r.output;
 }
 
 TEST(Hardening, OneDocumentAndLocatedEmptyFiles) {
-  const std::string two = WriteScenario("two", Slurp(Quickstart()) + "---\n[broken\n");
+  const std::string two = WriteScenario("two", Slurp(Quickstart()) + "---\nname: second\n");
   Result r = RunCli("run " + two);
   EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(Has(r, two + ":37:1: <document>: a second YAML document (after ---): the file must "
+                           "hold exactly one"))
+      << r.output;
   const std::string empty = WriteScenario("empty", "# nothing here\n");
   r = RunCli("run " + empty);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(Has(r, empty + ":1:1: <document>: the file holds no YAML document")) << r.output;
 }
 
-// SIGTERM while the traces are written: temporaries removed, the child killed, exit 128 + 15.
+// SIGTERM while simulations run: the children killed, nothing half-written left, exit 128 + 15.
+// (That the handler removes a temporary being written is core/cleanup_test.cpp's.)
 TEST(Hardening, TerminationCleansUp) {
   const fs::path out = TempDir("sigterm");
   const std::string path = QuickstartWith("sigterm", "iterations: {warmup: 1, measured: 2}",
                                           "iterations: {warmup: 1, measured: 200}");
   const Result r = stratasim::testing::RunCommand(
       std::string(STRATASIM_BINARY) + " run " + path + " -j 2 --out " + out.string() +
-      " & pid=$!; for i in $(seq 300); do kids=$(pgrep -P $pid); [ -n \"$kids\" ] && break; "
+      " & pid=$!; for i in $(seq 600); do kids=$(pgrep -P $pid); [ -n \"$kids\" ] && break; "
       "sleep 0.1; done; sleep 0.2; kill -TERM $pid; wait $pid; "
       "echo \"exit=$?\"; sleep 0.5; for k in $kids; do ps -o stat= -p $k | grep -qv Z && "
       "echo alive=$k; done; echo \"children=[$kids]\"");  // a zombie (Z) is dead, unreaped
@@ -231,6 +259,23 @@ TEST(Hardening, TerminationCleansUp) {
   }
 }
 
+// A parent killed by SIGKILL takes its simulation children with it (PR_SET_PDEATHSIG).
+TEST(Hardening, ChildrenDieWithAKilledParent) {
+  const std::string path = QuickstartWith("sigkill", "iterations: {warmup: 1, measured: 2}",
+                                          "iterations: {warmup: 1, measured: 200}");
+  const Result r = stratasim::testing::RunCommand(
+      std::string(STRATASIM_BINARY) + " run " + path + " -j 2 --no-traces --out " +
+      TempDir("sigkill-out").string() +
+      " & pid=$!; for i in $(seq 600); do kids=$(pgrep -P $pid); [ -n \"$kids\" ] && break; "
+      "sleep 0.1; done; kill -KILL $pid; wait $pid; echo \"exit=$?\"; "
+      "for i in $(seq 50); do alive=; for k in $kids; do ps -o stat= -p $k | grep -qv Z && "
+      "alive=$k; done; [ -z \"$alive\" ] && break; sleep 0.1; done; "
+      "echo \"children=[$kids] alive=[$alive]\"");
+  EXPECT_TRUE(Has(r, "exit=137")) << r.output;
+  EXPECT_TRUE(Has(r, "alive=[]")) << r.output;
+  EXPECT_FALSE(Has(r, "children=[]")) << "nothing was simulating at the signal: " << r.output;
+}
+
 // SIGKILL cannot be caught: the next run into the folder removes what the killed one left.
 TEST(Hardening, StaleTemporariesAreRemovedByTheNextRun) {
   const fs::path out = TempDir("stale");
@@ -239,6 +284,8 @@ TEST(Hardening, StaleTemporariesAreRemovedByTheNextRun) {
   const fs::path foreign = out / "notes.tmp.txt";
   std::ofstream(stale) << "half";
   std::ofstream(foreign) << "mine";
+  // Left an hour ago: a fresh one may be another pid namespace's writer at work.
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(1));
   const Result r =
       RunCli("run " + Quickstart() + " -s ddp-no-overlap --no-traces --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.output;

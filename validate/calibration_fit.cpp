@@ -7,11 +7,13 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace stratasim::validate {
 namespace {
 
-double Clamp01(double v) { return std::min(1.0, std::max(1e-6, v)); }
+// The calibration reader's range for a measured efficiency (core/limits.h).
+double Clamp01(double v) { return std::min(1.0, std::max(limits::kMinMeasuredEfficiency, v)); }
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
