@@ -19,6 +19,10 @@ constexpr size_t kGraphFileBytes = size_t{1} << 30;
 // at most this long, so an output path never leaves its folder or exceeds NAME_MAX.
 constexpr size_t kNameLength = 128;
 
+// GPUs of a cluster or ranks of a task graph: 2^20, 10x the largest clusters built (~100,000
+// GPUs), so that every per-GPU count stays an int.
+constexpr int kMaxGpus = 1 << 20;
+
 // Iterations, warm-up and measured each: a million is beyond any simulated run (each is a whole
 // training step), and their sum stays an int.
 constexpr int kMaxIterations = 1000000;

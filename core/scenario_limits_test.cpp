@@ -141,7 +141,7 @@ TEST(Limits, LongValuesAreCutInMessages) {
 }
 
 TEST(Limits, OneDocumentPerFile) {
-  ExpectError(ErrorOf(std::string(kBase) + "---\nname: second\n"), 16, 1, "",
+  ExpectError(ErrorOf(std::string(kBase) + "---\nname: second\n"), 15, 1, "",
               "a second YAML document (after ---): the file must hold exactly one");
   // A broken second document is a syntax error there, not silently ignored.
   const ConfigError broken = ErrorOf(std::string(kBase) + "---\n[unclosed\n");

@@ -411,6 +411,7 @@ ClusterSpec Loader::Cluster(const Field& f) const {
 
   ClusterSpec cluster;
   std::vector<GroupRead> groups;
+  long long total_gpus = 0;
   for (const Field& item : List(m.Require("servers"), true)) {
     GroupRead g = Group(item, custom, &cluster.gpu_kinds);
     for (const GroupRead& earlier : groups) {
@@ -420,6 +421,12 @@ ClusterSpec Loader::Cluster(const Field& f) const {
     }
     groups.push_back(g);
     cluster.groups.push_back(g.group);
+    // Summed wide: two groups of 2^31 - 1 servers would overflow an int (found by fuzzing).
+    total_gpus += static_cast<long long>(g.group.count) * g.group.gpus_per_server;
+    if (total_gpus > limits::kMaxGpus) {
+      Fail(item, "brings the cluster to " + std::to_string(total_gpus) + " GPUs; at most " +
+                     std::to_string(limits::kMaxGpus) + " (docs/limits.md)");
+    }
   }
 
   int servers = cluster.NumServers();

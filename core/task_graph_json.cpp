@@ -1,10 +1,16 @@
 // JSON form of a TaskGraph, so a plan can be inspected and replayed (`stratasim run
 // --write-graphs`, `stratasim replay`).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/json_enums.h"
+#include "core/limits.h"
 #include "core/task_graph.h"
 
 namespace stratasim {
@@ -20,16 +26,83 @@ constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kEleme
 constexpr CopyDirection kCopyDirections[] = {CopyDirection::kHostToDevice,
                                              CopyDirection::kDeviceToHost};
 
+template <typename T>
+struct IsIntVector : std::false_type {};
+template <typename U>
+struct IsIntVector<std::vector<U>> : std::is_integral<U> {};
+
+// An integer of type T, or an Error: nlohmann would convert 1e20 or 2^40 to an int with
+// undefined or implementation-defined results.
+template <typename T>
+T Integer(const Json& v, const std::string& where) {
+  if (!v.is_number_integer()) throw Error(where + ": must be an integer");
+  if (v.is_number_unsigned()
+          ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+          : (v.get<std::int64_t>() < std::numeric_limits<T>::min() ||
+             v.get<std::int64_t>() > std::numeric_limits<T>::max())) {
+    throw Error(where + ": out of range");
+  }
+  return static_cast<T>(v.get<std::int64_t>());
+}
+
 // Reads a required field, turning nlohmann's type errors into Errors with the JSON path.
 template <typename T>
 T Get(const Json& j, const char* key, const std::string& path) {
   if (!j.is_object() || !j.contains(key)) throw Error(path + "." + key + ": missing");
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + "." + key + ": " + e.what());
+  const Json& v = j.at(key);
+  const std::string where = path + "." + key;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return Integer<T>(v, where);
+  } else if constexpr (IsIntVector<T>::value) {
+    if (!v.is_array()) throw Error(where + ": must be a list");
+    T out;
+    out.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.push_back(Integer<typename T::value_type>(v[i], where + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(where + ": " + e.what());
+    }
   }
 }
+
+// A required list field, by reference (a copy of a deep value recurses).
+const Json& List(const Json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) throw Error(path + "." + key + ": missing");
+  const Json& v = j.at(key);
+  if (!v.is_array()) throw Error(path + "." + key + ": must be a list");
+  return v;
+}
+
+// The deepest nesting of arrays and objects in `text`, outside strings. nlohmann parses deep
+// input iteratively but copies and destroys it recursively: 100,000 levels overflow the stack.
+int NestingDepth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// A task graph nests 4 levels (the file, tasks, a task, its gemm or deps).
+constexpr int kMaxNesting = 16;
 
 DType DTypeFrom(const std::string& s, const std::string& where) {
   auto d = ParseDType(s);
@@ -97,24 +170,46 @@ std::string TaskGraphToJson(const TaskGraph& g) {
   return j.dump();
 }
 
+namespace {
+TaskGraph FromJson(const Json& j);
+}  // namespace
+
 TaskGraph TaskGraphFromJson(const std::string& text) {
+  if (NestingDepth(text) > kMaxNesting) {
+    throw Error("task graph: nested deeper than " + std::to_string(kMaxNesting) +
+                " levels (a task graph nests 4)");
+  }
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number out of range
     throw Error(std::string("task graph: not JSON: ") + e.what());
   }
+  try {
+    return FromJson(j);
+  } catch (const nlohmann::json::exception& e) {  // a shape the checks above did not foresee
+    throw Error(std::string("task graph: ") + e.what());
+  }
+}
+
+namespace {
+
+TaskGraph FromJson(const Json& j) {
   const std::string root = "$";
   if (Get<std::string>(j, "format", root) != "stratasim-taskgraph") {
     throw Error("$.format: expected \"stratasim-taskgraph\"");
   }
   if (Get<int>(j, "version", root) != 1) throw Error("$.version: only version 1 is known");
-  TaskGraph g(Get<int>(j, "num_ranks", root));
+  const int ranks = Get<int>(j, "num_ranks", root);
+  if (ranks < 1 || ranks > limits::kMaxGpus) {
+    throw Error("$.num_ranks: must be in [1, " + std::to_string(limits::kMaxGpus) + "]");
+  }
+  TaskGraph g(ranks);
   for (const std::string& s : Get<std::vector<std::string>>(j, "streams", root)) g.Stream(s);
 
   // Collectives are declared first; their member tasks attach as they are added, and the
   // member lists are then compared with the file's, so nothing is trusted unchecked.
-  const Json& cs = j.at("collectives");
+  const Json& cs = List(j, "collectives", root);
   std::vector<Collective> pending;
   for (size_t i = 0; i < cs.size(); ++i) {
     const std::string p = "$.collectives[" + std::to_string(i) + "]";
@@ -136,7 +231,7 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
     }
   }
 
-  const Json& ts = Get<Json>(j, "tasks", root);
+  const Json& ts = List(j, "tasks", root);
   for (size_t i = 0; i < ts.size(); ++i) {
     const std::string p = "$.tasks[" + std::to_string(i) + "]";
     const Json& o = ts[i];
@@ -206,4 +301,5 @@ TaskGraph TaskGraphFromJson(const std::string& text) {
   return g;
 }
 
+}  // namespace
 }  // namespace stratasim

@@ -1,5 +1,7 @@
 #include "core/yaml_util.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "core/input_file.h"
 #include "core/limits.h"
@@ -58,29 +61,63 @@ void RefuseLoneCarriageReturn(const std::string& text, const std::string& file_l
 
 }  // namespace
 
+namespace {
+
+// Counts the documents of a stream (only their starts matter), with where each starts.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+SourceLocation At(const std::string& file_label, const YAML::Mark& m) {
+  return m.is_null() ? SourceLocation{file_label, 0, 0}
+                     : SourceLocation{file_label, m.line + 1, m.column + 1};
+}
+
+}  // namespace
+
 Field ParseDocument(const std::string& text, const std::string& file_label) {
   RefuseLoneCarriageReturn(text, file_label);
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    // Documents first, at most two: YAML::LoadAll would do it, but yaml-cpp 0.7 loops forever
+    // on some inputs (a lone ",", jbeder/yaml-cpp#1040: a document that consumes nothing).
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentCounter counter;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(counter); ++i) {
+    }
+    if (counter.starts.size() > 1) {
+      const YAML::Mark& second = counter.starts[1];
+      if (second.pos == counter.starts[0].pos) {
+        throw ConfigError(At(file_label, second), "", "",
+                          "YAML syntax error: no document can start here");
+      }
+      // A second document would otherwise be silently ignored.
+      throw ConfigError(At(file_label, second), "", "",
+                        "a second YAML document (after ---): the file must hold exactly one");
+    }
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    SourceLocation where{file_label, 0, 0};
-    if (!e.mark.is_null()) where = SourceLocation{file_label, e.mark.line + 1, e.mark.column + 1};
-    throw ConfigError(where, "", "", "YAML syntax error: " + e.msg);
+    throw ConfigError(At(file_label, e.mark), "", "", "YAML syntax error: " + e.msg);
   }
-  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+  if (root.IsNull()) {
     throw ConfigError(SourceLocation{file_label, 1, 1}, "", "",
                       "the file holds no YAML document (it is empty, or only comments)");
   }
-  if (documents.size() > 1) {
-    // A second document would otherwise be silently ignored.
-    const YAML::Mark m = documents[1].Mark();
-    const SourceLocation where = m.is_null() ? SourceLocation{file_label, 0, 0}
-                                             : SourceLocation{file_label, m.line + 1, m.column + 1};
-    throw ConfigError(where, "", "",
-                      "a second YAML document (after ---): the file must hold exactly one");
-  }
-  return Field{"", documents[0], documents[0]};
+  return Field{"", root, root};
 }
 
 std::string ReadFile(const std::string& path, size_t max_bytes, const std::string& what) {

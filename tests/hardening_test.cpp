@@ -230,7 +230,7 @@ TEST(Hardening, OneDocumentAndLocatedEmptyFiles) {
   const std::string two = WriteScenario("two", Slurp(Quickstart()) + "---\nname: second\n");
   Result r = RunCli("run " + two);
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(Has(r, two + ":37:1: <document>: a second YAML document (after ---): the file must "
+  EXPECT_TRUE(Has(r, two + ":36:1: <document>: a second YAML document (after ---): the file must "
                            "hold exactly one"))
       << r.output;
   const std::string empty = WriteScenario("empty", "# nothing here\n");
