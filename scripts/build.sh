@@ -4,6 +4,7 @@
 #
 #   scripts/build.sh            # Release-with-debug-info build in ./build
 #   BUILD_DIR=out scripts/build.sh
+#   scripts/build.sh -DOPTION=VALUE...   # extra arguments go to cmake's configure step
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ fi
 build_dir=${BUILD_DIR:-build}
 jobs=${JOBS:-$(( $(nproc) + 1 ))}
 mkdir -p "$build_dir"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build_dir/cmake.log" 2>&1 ||
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$build_dir/cmake.log" 2>&1 ||
   { cat "$build_dir/cmake.log" >&2; exit 1; }
 grep -E "stratasim:" "$build_dir/cmake.log" || true
 cmake --build "$build_dir" -j "$jobs"
