@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/link_efficiency.h"
 #include "core/scenario.h"
+#include "core/scenario_test_util.h"
 
 namespace stratasim {
 namespace {
@@ -31,33 +32,11 @@ strategies:
 )";
 
 std::string Base(const std::string& from, const std::string& to) {
-  std::string text = kBase;
-  const size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "\"" << from << "\" not in the text";
-    return text;
-  }
-  return text.replace(at, from.size(), to);
+  return testing::Replace(kBase, from, to);
 }
 
-ConfigError ErrorOf(const std::string& yaml) {
-  try {
-    LoadScenarioText(yaml, "t.yaml");
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
-  return ConfigError(SourceLocation{}, "", "", "");
-}
-
-void ExpectError(const ConfigError& e, int line, int column, const std::string& key,
-                 const std::string& rule) {
-  EXPECT_EQ(e.where().file, "t.yaml") << e.what();
-  EXPECT_EQ(e.where().line, line) << e.what();
-  EXPECT_EQ(e.where().column, column) << e.what();
-  EXPECT_EQ(e.key(), key) << e.what();
-  EXPECT_EQ(e.rule(), rule) << e.what();
-}
+using testing::ErrorOf;
+using testing::ExpectError;
 
 TEST(LinkEfficiency, DefaultsFollowNcclPerGeneration) {
   // NCCL topo.h: 20.6 GB/s per NVLink 4 link of 25, 20 of 25 for NVLink 2 and 3.

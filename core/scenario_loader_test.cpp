@@ -8,10 +8,15 @@
 #include "core/error.h"
 #include "core/link_efficiency.h"
 #include "core/scenario.h"
+#include "core/scenario_test_util.h"
 #include "gtest/gtest.h"
 
 namespace stratasim {
 namespace {
+
+using testing::ErrorOf;
+using testing::ExpectError;
+using testing::Replace;
 
 // A valid two-server scenario; each error test breaks one thing in it. Line numbers in the
 // tests below refer to this text.
@@ -50,47 +55,15 @@ training: {global_batch: 8}
 strategies: [{name: ddp, kind: ddp}]
 )";
 
-// `text` with the first `from` replaced by `to`; fails the test when `from` is absent, so a
-// typo in a test cannot make it pass by loading the unbroken base.
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "\"" << from << "\" not in the text";
-    return text;
-  }
-  return text.replace(at, from.size(), to);
-}
-
 std::string Base(const std::string& from, const std::string& to) {
   return Replace(kBase, from, to);
 }
 
 std::string Box(const std::string& fabric) { return Replace(kBox, "FABRIC", fabric); }
 
-// The ConfigError that loading `yaml` throws.
-ConfigError ErrorOf(const std::string& yaml) {
-  try {
-    LoadScenarioText(yaml, "t.yaml");
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
-  return ConfigError(SourceLocation{}, "", "", "");
-}
-
 ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
-}
-
-// Checks the four parts of an error at once.
-void ExpectError(const ConfigError& e, int line, int column, const std::string& key,
-                 const std::string& rule) {
-  EXPECT_EQ(e.where().file, "t.yaml") << e.what();
-  EXPECT_EQ(e.where().line, line) << e.what();
-  EXPECT_EQ(e.where().column, column) << e.what();
-  EXPECT_EQ(e.key(), key) << e.what();
-  EXPECT_EQ(e.rule(), rule) << e.what();
 }
 
 // A link as the loader leaves it: the line rate as written, and the achievable rate at the
