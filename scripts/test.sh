@@ -28,7 +28,7 @@ fi
 # take malloc from ASan: system malloc. SANITIZE=address,undefined,float-cast-overflow adds checks.
 build_dir=${BUILD_DIR:-build-asan}
 cache="$build_dir/CMakeCache.txt"
-if [ -f "$cache" ] && ! grep -q '^CMAKE_CXX_FLAGS:.*-fsanitize=address' "$cache"; then
+if [ -f "$cache" ] && ! grep -q '^CMAKE_CXX_FLAGS:.*-fsanitize=' "$cache"; then
   echo "test.sh: $build_dir holds a build without sanitizers; give --sanitize its own" \
        "BUILD_DIR (default build-asan)" >&2
   exit 1
@@ -50,8 +50,8 @@ BUILD_DIR=$build_dir scripts/build.sh \
   "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san" \
   -DSTRATASIM_ALLOCATOR=system -DSTRATASIM_CUDA=OFF -DSTRATASIM_FUZZ=OFF
 
-# Tests run 2-5x slower under ASan; the per-test limit set in CMakeLists.txt (300 s) still
-# applies to the discovered tests, --timeout to any other.
+# Tests run about 6x slower under the sanitizers (docs/sanitizers.md); the per-test limit set
+# in CMakeLists.txt (300 s) still applies to the discovered tests, --timeout to any other.
 status=0
 ctest --test-dir "$build_dir" -j "$(nproc)" --output-on-failure --timeout 1500 "$@" || status=$?
 

@@ -66,7 +66,10 @@ std::pair<double, double> FitAlphaBeta(const std::vector<CollectiveSample>& swee
     a = 0;
     b = sxy / sxx;
   }
-  return {a, 1 / b};
+  // Within what the calibration reader takes (core/limits.h): a flat, noisy sweep can fit a
+  // slope near 0, a bandwidth past 1 PB/s, and the file written would not load.
+  return {std::min(a, limits::kMaxLatencySeconds),
+          std::clamp(1 / b, limits::kMinBandwidthBps, limits::kMaxBandwidthBps)};
 }
 
 Calibration FitCalibration(const CalibrationMeasurements& m) {
