@@ -7,6 +7,51 @@
 #include "core/error.h"
 
 namespace stratasim {
+namespace {
+
+thread_local TaskGraph::AddHook t_add_hook;
+
+}  // namespace
+
+void TaskGraph::SetThreadAddHook(AddHook hook) { t_add_hook = std::move(hook); }
+
+const Task& TaskGraph::task(TaskId id) const {
+  if (id < base_ || id >= next_id()) {
+    throw Error("task " + std::to_string(id) +
+                (id >= 0 && id < base_ ? " was retired" : " does not exist"));
+  }
+  return tasks_[static_cast<size_t>(id - base_)];
+}
+
+const Collective& TaskGraph::collective(int index) const {
+  if (index < collective_base_ || index >= next_collective()) {
+    throw Error("collective " + std::to_string(index) +
+                (index >= 0 && index < collective_base_ ? " was retired" : " does not exist"));
+  }
+  return collectives_[static_cast<size_t>(index - collective_base_)];
+}
+
+Task& TaskGraph::Mutable(TaskId id, const char* what) {
+  if (id < base_ || id >= next_id()) {
+    throw Error(std::string(what) + ": task " + std::to_string(id) +
+                (id >= 0 && id < base_ ? " was retired" : " does not exist"));
+  }
+  return tasks_[static_cast<size_t>(id - base_)];
+}
+
+void TaskGraph::Retire(TaskId below) {
+  below = std::min(below, next_id());
+  while (base_ < below) {
+    tasks_.pop_front();
+    ++base_;
+  }
+  while (!collectives_.empty() &&
+         collectives_.front().members.size() == collectives_.front().ranks.size() &&
+         collectives_.front().members.back() < base_) {
+    collectives_.pop_front();
+    ++collective_base_;
+  }
+}
 
 TaskGraph::TaskGraph(int num_ranks) : num_ranks_(num_ranks) {
   if (num_ranks < 0) throw Error("a task graph needs a non-negative number of ranks");
@@ -39,7 +84,7 @@ void TaskGraph::CheckTask(const Task& t) const {
   if (t.flops < 0 || t.bytes < 0) fail("flops and bytes must not be negative");
   switch (t.kind) {
     case TaskKind::kCollective:
-      if (t.collective < 0 || t.collective >= static_cast<int>(collectives_.size())) {
+      if (t.collective < collective_base_ || t.collective >= next_collective()) {
         fail("collective " + std::to_string(t.collective) + " does not exist");
       }
       break;
@@ -57,11 +102,14 @@ void TaskGraph::SetTaskLimit(long long limit) {
 }
 
 TaskId TaskGraph::Add(Task task) {
-  if (static_cast<long long>(tasks_.size()) >= task_limit_) throw TaskLimitError(task_limit_);
-  task.id = static_cast<TaskId>(tasks_.size());
+  if (t_add_hook) t_add_hook(this, task.iteration);
+  if (static_cast<long long>(next_id()) >= task_limit_) throw TaskLimitError(task_limit_);
+  task.id = next_id();
   CheckTask(task);
+  if (task.iteration < last_iteration_) iteration_ordered_ = false;
+  last_iteration_ = std::max(last_iteration_, task.iteration);
   if (task.kind == TaskKind::kCollective) {
-    Collective& c = collectives_[task.collective];
+    Collective& c = collectives_[static_cast<size_t>(task.collective - collective_base_)];
     if (c.members.size() >= c.ranks.size() || c.ranks[c.members.size()] != task.rank) {
       throw Error("task " + std::to_string(task.id) + " ('" + task.name +
                   "'): not the next member of collective " + std::to_string(task.collective));
@@ -73,14 +121,12 @@ TaskId TaskGraph::Add(Task task) {
 }
 
 void TaskGraph::SetMirror(TaskId task, TaskId of) {
-  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) {
-    throw Error("SetMirror: task " + std::to_string(task) + " does not exist");
-  }
+  Task& t = Mutable(task, "SetMirror");
   if (of < 0 || of >= task) {
     throw Error("SetMirror: task " + std::to_string(task) +
                 " may only mirror an earlier task, not " + std::to_string(of));
   }
-  tasks_[task].mirror = of;
+  t.mirror = of;
 }
 
 void TaskGraph::SetFold(std::vector<int> representative) {
@@ -101,18 +147,16 @@ void TaskGraph::SetFold(std::vector<int> representative) {
 }
 
 void TaskGraph::AddDep(TaskId task, TaskId dep) {
-  if (task < 0 || task >= static_cast<TaskId>(tasks_.size())) {
-    throw Error("AddDep: task " + std::to_string(task) + " does not exist");
-  }
+  Task& t = Mutable(task, "AddDep");
   if (dep < 0 || dep >= task) {
     throw Error("AddDep: task " + std::to_string(task) +
                 " may only depend on an earlier task, not " + std::to_string(dep));
   }
-  tasks_[task].deps.push_back(dep);
+  t.deps.push_back(dep);
 }
 
 int TaskGraph::DeclareCollective(Collective c) {
-  const std::string what = "collective " + std::to_string(collectives_.size());
+  const std::string what = "collective " + std::to_string(next_collective());
   if (c.ranks.empty()) throw Error(what + " has no member ranks");
   std::map<int, int> seen;
   for (int r : c.ranks) {
@@ -141,19 +185,19 @@ int TaskGraph::DeclareCollective(Collective c) {
   if (c.bytes < 0) throw Error(what + ": bytes must not be negative");
   c.members.clear();
   collectives_.push_back(std::move(c));
-  return static_cast<int>(collectives_.size()) - 1;
+  return next_collective() - 1;
 }
 
 std::vector<TaskId> TaskGraph::AddCollective(Collective c, const Task& member) {
   const int index = DeclareCollective(std::move(c));
-  for (int r : std::vector<int>(collectives_[index].ranks)) {
+  for (int r : std::vector<int>(collective(index).ranks)) {
     Task t = member;
     t.kind = TaskKind::kCollective;
     t.rank = r;
     t.collective = index;
     Add(std::move(t));
   }
-  return collectives_[index].members;
+  return collective(index).members;
 }
 
 std::pair<TaskId, TaskId> TaskGraph::AddTransfer(int src, int dst, double bytes, Task send,
@@ -194,16 +238,16 @@ void TaskGraph::Validate() const {
       throw Error("tag " + std::to_string(tag) + ": send and receive do not match");
     }
   }
-  for (int ci = 0; ci < static_cast<int>(collectives_.size()); ++ci) {
-    const Collective& c = collectives_[ci];
+  for (int ci = collective_base_; ci < next_collective(); ++ci) {
+    const Collective& c = collective(ci);
     if (c.members.size() != c.ranks.size()) {
       throw Error("collective " + std::to_string(ci) + " has " + std::to_string(c.members.size()) +
                   " member tasks for " + std::to_string(c.ranks.size()) + " ranks");
     }
     for (size_t i = 0; i < c.ranks.size(); ++i) {
       TaskId m = c.members[i];
-      if (m < 0 || m >= static_cast<TaskId>(tasks_.size()) || tasks_[m].collective != ci ||
-          tasks_[m].rank != c.ranks[i] || tasks_[m].kind != TaskKind::kCollective) {
+      if (m < base_ || m >= next_id() || task(m).collective != ci || task(m).rank != c.ranks[i] ||
+          task(m).kind != TaskKind::kCollective) {
         throw Error("collective " + std::to_string(ci) + ": member " + std::to_string(i) +
                     " is not a task of rank " + std::to_string(c.ranks[i]));
       }

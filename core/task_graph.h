@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -133,10 +134,34 @@ class TaskGraph {
   int num_ranks() const { return num_ranks_; }
   // A deque, not a vector: a graph of millions of tasks grows in blocks, without the copy into
   // a doubled buffer that made a vector's peak three times its size (docs/scale.md).
+  // The tasks not retired (Retire): every task of a graph that never retires, whose ids are
+  // then the indices.
   const std::deque<Task>& tasks() const { return tasks_; }
-  const Task& task(TaskId id) const { return tasks_.at(id); }
+  const Task& task(TaskId id) const;
   const std::vector<std::string>& streams() const { return streams_; }
-  const std::vector<Collective>& collectives() const { return collectives_; }
+  // The collectives not retired; collective(i) looks one up by its index.
+  const std::deque<Collective>& collectives() const { return collectives_; }
+  const Collective& collective(int index) const;
+
+  // Every task and collective ever added: the id and index the next ones get.
+  TaskId next_id() const { return base_ + static_cast<TaskId>(tasks_.size()); }
+  int next_collective() const { return collective_base_ + static_cast<int>(collectives_.size()); }
+  TaskId first_live() const { return base_; }
+
+  // A graph simulated while its planner is still adding iterations (docs/scale.md,
+  // "Iterations") keeps only what the simulation has not finished with: Retire drops the tasks
+  // with ids below `below`, and the collectives all of whose members are among them. A later
+  // task may still depend on a retired one (it finished). Reading a retired task throws.
+  void Retire(TaskId below);
+  // Whether every task was added with an iteration no lower than the one before it, as a
+  // graph simulated while it is planned must be.
+  bool iteration_ordered() const { return iteration_ordered_; }
+
+  // The iteration feed (strategies/iteration_feed.h) runs a planner on its own thread and
+  // pauses it before the first task of each new iteration: a hook set for the calling thread
+  // that Add calls with the graph and the task's iteration before adding it.
+  using AddHook = std::function<void(TaskGraph* graph, int iteration)>;
+  static void SetThreadAddHook(AddHook hook);
 
   // Returns the id of a stream name, adding it on first use.
   int Stream(const std::string& name);
@@ -178,11 +203,17 @@ class TaskGraph {
  private:
   void CheckTask(const Task& t) const;
 
+  Task& Mutable(TaskId id, const char* what);
+
   int num_ranks_;
   int next_tag_ = 0;
+  TaskId base_ = 0;          // the id of tasks_.front()
+  int collective_base_ = 0;  // the index of collectives_.front()
+  int last_iteration_ = 0;
+  bool iteration_ordered_ = true;
   std::deque<Task> tasks_;
   std::vector<std::string> streams_;
-  std::vector<Collective> collectives_;
+  std::deque<Collective> collectives_;
   std::vector<int> fold_;
   long long task_limit_ = 0x7fffffff;
 };

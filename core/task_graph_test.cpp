@@ -165,5 +165,49 @@ TEST(TaskGraph, JsonReaderNamesTheBadField) {
   EXPECT_THROW(TaskGraphFromJson("{\"format\":\"x\"}"), Error);
 }
 
+// A graph simulated while it is planned drops what the simulation finished with: ids go on,
+// later tasks may still depend on retired ones, and reading a retired task says so.
+TEST(TaskGraph, RetiredTasksAndCollectivesLeaveTheGraph) {
+  TaskGraph g(2);
+  const int s = g.Stream("s");
+  Task t;
+  t.stream = s;
+  const TaskId a = g.Add(t);
+  Collective c;
+  c.ranks = {0, 1};
+  Task m;
+  m.stream = s;
+  const std::vector<TaskId> members = g.AddCollective(c, m);
+  t.iteration = 1;
+  g.Retire(members[1]);  // the collective keeps a live member: it stays
+  EXPECT_EQ(g.collectives().size(), 1u);
+  EXPECT_EQ(g.first_live(), members[1]);
+  g.Retire(members[1] + 1);
+  EXPECT_TRUE(g.collectives().empty());
+  EXPECT_EQ(g.next_collective(), 1);
+  EXPECT_TRUE(g.tasks().empty());
+  t.deps = {a};
+  const TaskId b = g.Add(t);
+  EXPECT_EQ(b, members[1] + 1);
+  EXPECT_EQ(g.task(b).deps, (std::vector<TaskId>{a}));
+  try {
+    g.task(a);
+    ADD_FAILURE() << "read a retired task";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "task 0 was retired");
+  }
+  try {
+    g.AddDep(a, 0);
+    ADD_FAILURE() << "changed a retired task";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "AddDep: task 0 was retired");
+  }
+  EXPECT_TRUE(g.iteration_ordered());
+  t.iteration = 0;
+  t.deps.clear();
+  g.Add(t);
+  EXPECT_FALSE(g.iteration_ordered());
+}
+
 }  // namespace
 }  // namespace stratasim

@@ -155,7 +155,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         for (int mb = 0; mb < micro_batches; ++mb) {
           at.prefix = TaskNameOf(it, mb, "");
           for (int i = 0; i < layers; ++i) {
-            const TaskId first = static_cast<TaskId>(g.tasks().size());
+            const TaskId first = g.next_id();
             last = AddForward(g, w.layers[i], tr.precision, at, last);
             if (mb == 0 && i == 0) {
               for (TaskId d : ready[r]) g.AddDep(first, d);
@@ -268,7 +268,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         }
         for (int r = 0; r < block; ++r) {
           const TaskPlace at{r, compute, it, TaskNameOf(it, pass.mb, "")};
-          const TaskId first = static_cast<TaskId>(g.tasks().size());
+          const TaskId first = g.next_id();
           if (pass.backward) {
             // The unit's full gradient lives until its reduce-scatter ends.
             AddMemory(g, at, what + "/unit_gradients", "gradients", full);
