@@ -89,81 +89,70 @@ struct Running {
   int b = 0;  // flow index
 };
 
-class Executor {
+// Per-task state of the tasks not yet retired, indexed by task id: a vector whose front is
+// dropped in amortised O(1) (only once half of it is dead), as a deque's indexing is slower
+// on the executor's hot path.
+template <typename T>
+class Window {
  public:
-  Executor(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec,
-           const Platform& platform)
-      : g_(g), cluster_(cluster), spec_(spec), platform_(platform) {
-    const size_t n = g.tasks().size();
-    pending_.assign(n, 0);
-    times_.assign(n, Times{});
-    done_.assign(n, 0);
-    // Successor lists in one flat array (CSR): two passes over the edges, the first counting
-    // each task's successors, the second placing them; 4 bytes an edge and 4 a task instead
-    // of a vector per task.
-    std::vector<std::uint32_t> cursor(n + 1, 0);
-    ForEachPredecessor([&](TaskId from, TaskId to) {
-      ++cursor[from + 1];
-      ++pending_[to];
-    });
-    for (size_t i = 0; i < n; ++i) {
-      if (cursor[i + 1] > 0xffffffffu - cursor[i]) throw Error("too many dependency edges");
-      cursor[i + 1] += cursor[i];
-    }
-    succ_begin_ = cursor;
-    succ_.resize(cursor[n]);
-    cursor.pop_back();  // now the next free slot of each task's successors
-    ForEachPredecessor([&](TaskId from, TaskId to) { succ_[cursor[from]++] = to; });
-    for (const Task& t : g.tasks()) {
-      if (t.mirror >= 0) {  // waits for its counterpart's start (Task::mirror)
-        mirrors_[t.mirror].push_back(t.id);
-        ++pending_[t.id];
-      }
-    }
-    // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
-    // host: all of its compute tasks on one stream, which runs them one at a time.
-    fusible_rank_.assign(g.num_ranks(), spec.fuse ? 1 : 0);
-    std::vector<int> compute_stream(g.num_ranks(), -1);
-    for (const Task& t : g.tasks()) {
-      if (t.kind != TaskKind::kCompute) continue;
-      int& s = compute_stream[t.rank];
-      if (s >= 0 && s != t.stream) fusible_rank_[t.rank] = 0;
-      s = t.stream;
-    }
-    collectives_.resize(g.collectives().size());
-    chosen_.resize(g.collectives().size());
-    for (const Task& t : g.tasks()) {
-      if (t.kind == TaskKind::kSend) transfers_[t.tag].send = t.id;
-      if (t.kind == TaskKind::kRecv) transfers_[t.tag].recv = t.id;
-    }
+  T& operator[](long long id) { return v_[static_cast<size_t>(id - base_)]; }
+  const T& operator[](long long id) const { return v_[static_cast<size_t>(id - base_)]; }
+  long long end() const { return base_ + static_cast<long long>(v_.size()); }
+  void GrowTo(long long end, const T& value) { v_.resize(static_cast<size_t>(end - base_), value); }
+  void DropBelow(long long id) {
+    dead_ = id - base_;
+    if (dead_ * 2 < static_cast<long long>(v_.size()) && id < end()) return;
+    v_.erase(v_.begin(), v_.begin() + dead_);
+    base_ = id;
+    dead_ = 0;
   }
 
-  // Runs the graph; returns the trace without its records, which Record() gives one by one
-  // (the caller builds them or streams them: sim/trace_wire.h).
+ private:
+  std::vector<T> v_;
+  long long base_ = 0;
+  long long dead_ = 0;
+};
+
+class Executor {
+ public:
+  Executor(TaskSource& source, const ClusterSpec& cluster, const SimulationSpec& spec,
+           const Platform& platform, const RetireSink& sink)
+      : source_(source), cluster_(cluster), spec_(spec), platform_(platform), sink_(sink) {
+    const TaskGraph& g = source.graph();
+    num_ranks_ = g.num_ranks();
+    // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
+    // host: all of its compute tasks on one stream, which runs them one at a time.
+    fusible_rank_.assign(num_ranks_, spec.fuse ? 1 : 0);
+    compute_stream_.assign(num_ranks_, -1);
+    succ_begin_.GrowTo(1, 0);
+  }
+
+  // Runs the graph; returns the trace without its records, which the sink received one by
+  // one as tasks retired.
   ExecutionTrace Run() {
-    for (const Task& t : g_.tasks()) {
-      if (pending_[t.id] == 0) ready_.push_back(t.id);
-    }
+    Ingest(1);
     Drain();
-    sg4::Engine::get_instance()->run();
-    graveyard_.clear();
+    for (;;) {
+      sg4::Engine::get_instance()->run();
+      graveyard_.clear();
+      // Every known task ran and no stream asked for more (a planner whose next iteration
+      // has no task after any of this one's): take the rest in.
+      if (complete_) break;
+      Ingest(requested_ + 1);
+      Drain();
+      MaybeRetire();
+    }
     CheckAllRan();
+    Retire(ingested_end_, true);
     ExecutionTrace trace;
     trace.executor = "simgrid";
-    trace.num_ranks = g_.num_ranks();
-    trace.streams = g_.streams();
-    trace.collective_algorithms = std::move(chosen_);
+    trace.num_ranks = num_ranks_;
+    trace.streams = source_.graph().streams();
     trace.activities = activities_;
     trace.instants = instants_;
     trace.fused_tasks = fused_tasks_;
-    for (const Times& r : times_) trace.makespan_s = std::max(trace.makespan_s, r.end_s);
+    trace.makespan_s = makespan_s_;
     return trace;
-  }
-
-  TraceRecord Record(TaskId id) const {
-    const Task& t = g_.task(id);
-    const Times& r = times_[id];
-    return TraceRecord{id, t.rank, t.stream, r.start_s, r.end_s, r.peers_joined_s};
   }
 
   void OnCompletion(const sg4::Activity& activity) {
@@ -176,6 +165,7 @@ class Executor {
     Fire(r.what, r.a, r.b);
     graveyard_.push_back(std::move(r.activity));
     Drain();
+    MaybeRetire();
   }
 
  private:
@@ -192,15 +182,16 @@ class Executor {
         StartCopy(a);
         break;
       case What::kTransferStart: {
-        const Task& send = g_.task(a);
+        const Task& send = G().task(a);
         Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
                What::kTransfer, a, 0);
         break;
       }
       case What::kTransfer: {
-        const TransferState& s = transfers_.at(g_.task(a).tag);
-        done_queue_.push_back(s.send);
-        done_queue_.push_back(s.recv);
+        auto s = transfers_.find(G().task(a).tag);
+        done_queue_.push_back(s->second.send);
+        done_queue_.push_back(s->second.recv);
+        transfers_.erase(s);
         break;
       }
       case What::kFlowDelay:
@@ -217,7 +208,7 @@ class Executor {
         ReleaseIfDone(a);
         break;
       case What::kAnalyticCollective: {
-        const Collective& c = g_.collectives()[a];
+        const Collective& c = G().collective(a);
         for (int m = 0; m < static_cast<int>(c.members.size()); ++m) MemberDone(a, m);
         ReleaseIfDone(a);
         break;
@@ -225,30 +216,197 @@ class Executor {
     }
   }
 
-  // Calls edge(from, to) once per predecessor of every task, in graph order. Stream order:
-  // each task follows the previous task of its (rank, stream). One edge per predecessor: a
-  // dependency on the previous task of the same stream (the planners' usual "after the last
-  // kernel") is the stream edge too, and a duplicate edge would hide from fusion that the task
-  // has a single successor.
-  template <typename Edge>
-  void ForEachPredecessor(Edge edge) const {
-    std::vector<std::vector<TaskId>> last(g_.num_ranks(),
-                                          std::vector<TaskId>(g_.streams().size(), -1));
+  const TaskGraph& G() const { return source_.graph(); }
+
+  // --- taking tasks in, and retiring them ---
+
+  // Asks the source for the iterations up to `iteration` and takes in what it added. Each
+  // task waits for its dependencies and for the task before it on its (rank, stream), like a
+  // kernel on a CUDA stream: one edge per distinct predecessor, since a duplicate edge would
+  // hide from fusion that the task has a single successor. A predecessor already finished (or
+  // retired) is no edge at all; one taken in earlier and still running is a late edge, kept
+  // in a map beside the successor lists of each batch taken in (CSR: 4 bytes an edge).
+  void Ingest(int iteration) {
+    if (!complete_) complete_ = !source_.More(iteration);
+    requested_ = std::max(requested_, iteration);
+    const TaskGraph& g = G();
+    const TaskId lo = ingested_end_, hi = g.next_id();
+    if (hi == lo) return;
+    if (last_on_stream_.empty()) {
+      last_on_stream_.assign(static_cast<size_t>(num_ranks_), {});
+    }
+    pending_.GrowTo(hi, 0);
+    times_.GrowTo(hi, Times{});
+    done_.GrowTo(hi, 0);
+    std::vector<std::uint32_t> count(static_cast<size_t>(hi - lo) + 1, 0);
+    std::vector<std::pair<TaskId, TaskId>> edges;  // (from, to), from in this batch
     std::vector<TaskId> preds;
-    for (const Task& t : g_.tasks()) {
-      TaskId& prev = last[t.rank][t.stream];
+    for (TaskId id = lo; id < hi; ++id) {
+      const Task& t = g.task(id);
+      std::vector<TaskId>& last = last_on_stream_[static_cast<size_t>(t.rank)];
+      if (last.size() < g.streams().size()) last.resize(g.streams().size(), -1);
+      TaskId& prev = last[static_cast<size_t>(t.stream)];
       preds.assign(t.deps.begin(), t.deps.end());
       if (prev >= 0) preds.push_back(prev);
       std::sort(preds.begin(), preds.end());
       preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-      for (TaskId d : preds) edge(d, t.id);
-      prev = t.id;
+      for (TaskId d : preds) {
+        if (d < retired_ || done_[d]) continue;
+        ++pending_[id];
+        if (d >= lo) {
+          ++count[static_cast<size_t>(d - lo) + 1];
+          edges.push_back({d, id});
+        } else {
+          late_succ_[d].push_back(id);
+        }
+      }
+      prev = id;
+      if (t.mirror >= 0 && t.mirror >= retired_ && times_[t.mirror].start_s < 0) {
+        mirrors_[t.mirror].push_back(id);  // waits for its counterpart's start (Task::mirror)
+        ++pending_[id];
+      }
+      if (lo > 0 && pending_[id] == 0) CheckNotLate(t, preds);
+      if (t.kind == TaskKind::kCompute) {
+        int& cs = compute_stream_[static_cast<size_t>(t.rank)];
+        if (cs >= 0 && cs != t.stream) fusible_rank_[static_cast<size_t>(t.rank)] = 0;
+        cs = t.stream;
+      }
+      if (t.kind == TaskKind::kSend) transfers_[t.tag].send = id;
+      if (t.kind == TaskKind::kRecv) transfers_[t.tag].recv = id;
+    }
+    // The batch's successor lists, after those of earlier batches.
+    const std::uint64_t first = succ_begin_[lo];
+    for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+    succ_begin_.GrowTo(hi + 1, 0);
+    for (TaskId id = lo; id <= hi; ++id)
+      succ_begin_[id] = first + count[static_cast<size_t>(id - lo)];
+    succ_.GrowTo(static_cast<long long>(first + edges.size()), -1);
+    for (const auto& [from, to] : edges) {
+      succ_[static_cast<long long>(first + count[static_cast<size_t>(from - lo)]++)] = to;
+    }
+    collectives_.GrowTo(g.next_collective(), CollectiveState{});
+    chosen_.GrowTo(g.next_collective(), std::string());
+    ingested_end_ = hi;
+    for (TaskId id = lo; id < hi; ++id) {
+      if (pending_[id] == 0) ready_.push_back(id);
     }
   }
 
-  // The tasks that depend on `id` (its successors), as [first, last).
-  const TaskId* SuccBegin(TaskId id) const { return succ_.data() + succ_begin_[id]; }
-  const TaskId* SuccEnd(TaskId id) const { return succ_.data() + succ_begin_[id + 1]; }
+  // A task taken in with nothing left to wait for starts now. Simulated whole, it would have
+  // started when its last predecessor ended (or its mirror's counterpart started): if that was
+  // earlier, or is unknown because the predecessor retired, taking it in now changed the
+  // simulation. No planner's graph does this (tests/streamed_run_test.cpp); one that did
+  // must be simulated whole.
+  void CheckNotLate(const Task& t, const std::vector<TaskId>& preds) const {
+    double ready = preds.empty() && t.mirror < 0 ? 0.0 : -1.0;
+    bool unknown = false;
+    for (TaskId d : preds) {
+      if (d < retired_) {
+        unknown = true;
+      } else {
+        ready = std::max(ready, times_[d].end_s);
+      }
+    }
+    if (t.mirror >= 0) {
+      if (t.mirror < retired_) {
+        unknown = true;
+      } else {
+        ready = std::max(ready, times_[t.mirror].start_s);
+      }
+    }
+    if (!unknown && ready >= Now()) return;
+    char when[64];
+    std::snprintf(when, sizeof when, unknown ? "before %.9g s" : "at %.9g s",
+                  unknown ? Now() : ready);
+    throw Error("simulating while planning: task " + std::to_string(t.id) + " '" + t.name +
+                "' (iteration " + std::to_string(t.iteration) + ") could start " + when +
+                ", before its iteration was planned; simulate this plan whole "
+                "(--write-graphs, docs/scale.md)");
+  }
+
+  // Before task `t` starts: the next iteration is taken in once a task of this one starts,
+  // so that a task's successors in the next iteration are known when it runs (fusion needs
+  // them).
+  void TakeInBefore(const Task& t) {
+    if (complete_) return;
+    if (t.iteration + 1 > requested_) Ingest(t.iteration + 1);
+    // A stream used every other iteration gets the one after next; no further, as that would
+    // take in the whole plan for a stream used once. Ingest checks that no task came late.
+    const bool dry =
+        last_on_stream_[static_cast<size_t>(t.rank)][static_cast<size_t>(t.stream)] == t.id;
+    if (!complete_ && dry && requested_ < t.iteration + 2) Ingest(t.iteration + 2);
+  }
+
+  // How many successors of `id` are in its batch's lists.
+  std::size_t SuccCount(TaskId id) const {
+    return static_cast<std::size_t>(succ_begin_[id + 1] - succ_begin_[id]);
+  }
+  // The single successor of `id`, or -1 when it has none or several.
+  TaskId SingleSuccessor(TaskId id) const {
+    auto late = late_succ_.find(id);
+    const std::size_t n = SuccCount(id) + (late == late_succ_.end() ? 0 : late->second.size());
+    if (n != 1) return -1;
+    return SuccCount(id) == 1 ? succ_[static_cast<long long>(succ_begin_[id])] : late->second[0];
+  }
+  void ReleaseSuccessors(TaskId id) {
+    for (std::uint64_t e = succ_begin_[id]; e < succ_begin_[id + 1]; ++e) {
+      const TaskId s = succ_[static_cast<long long>(e)];
+      if (--pending_[s] == 0) ready_.push_back(s);
+    }
+    ReleaseLateSuccessors(id);
+  }
+  void ReleaseLateSuccessors(TaskId id) {
+    if (late_succ_.empty()) return;
+    auto late = late_succ_.find(id);
+    if (late == late_succ_.end()) return;
+    for (TaskId s : late->second) {
+      if (--pending_[s] == 0) ready_.push_back(s);
+    }
+    late_succ_.erase(late);
+  }
+
+  // Hands the finished tasks at the front to the sink once enough have gathered (or all, at
+  // the end), and drops their state.
+  void MaybeRetire() {
+    while (retire_cursor_ < ingested_end_ && done_[retire_cursor_]) ++retire_cursor_;
+    const TaskId live = ingested_end_ - retired_;
+    if (retire_cursor_ - retired_ >= std::max<TaskId>(4096, live / 4)) {
+      Retire(retire_cursor_, false);
+    }
+  }
+
+  void Retire(TaskId below, bool last) {
+    const TaskGraph& g = G();
+    for (TaskId id = retired_; id < below; ++id) {
+      const Task& t = g.task(id);
+      const Times& r = times_[id];
+      makespan_s_ = std::max(makespan_s_, r.end_s);
+      const std::string& algorithm =
+          t.kind == TaskKind::kCollective ? chosen_[t.collective] : kNoAlgorithm;
+      sink_.task(t, TraceRecord{id, t.rank, t.stream, r.start_s, r.end_s, r.peers_joined_s},
+                 algorithm);
+    }
+    // Nothing handed over later started before `safe`: the tasks still held that started,
+    // and the others, which start now or later. After the last there is nothing to seal.
+    if (sink_.seal && !last) {
+      double safe = Now();
+      for (TaskId id = below; id < ingested_end_; ++id) {
+        if (times_[id].start_s >= 0) safe = std::min(safe, times_[id].start_s);
+      }
+      sink_.seal(safe);
+    }
+    retired_ = below;
+    if (!source_.retires()) return;  // a whole graph keeps its tasks: its caller holds them
+    pending_.DropBelow(below);
+    times_.DropBelow(below);
+    done_.DropBelow(below);
+    succ_.DropBelow(static_cast<long long>(succ_begin_[below]));
+    succ_begin_.DropBelow(below);
+    source_.Retire(below);
+    const int first_collective = G().next_collective() - static_cast<int>(G().collectives().size());
+    collectives_.DropBelow(first_collective);
+    chosen_.DropBelow(first_collective);
+  }
 
   double Now() const { return sg4::Engine::get_clock(); }
 
@@ -268,7 +426,8 @@ class Executor {
   }
 
   void Start(TaskId id) {
-    const Task& t = g_.task(id);
+    TakeInBefore(G().task(id));  // first: taking tasks in moves the per-task state
+    const Task& t = G().task(id);
     Times& rec = times_[id];
     rec.start_s = rec.peers_joined_s = Now();
     if (!mirrors_.empty()) {
@@ -277,6 +436,7 @@ class Executor {
         for (TaskId m : it->second) {
           if (--pending_[m] == 0) ready_.push_back(m);
         }
+        mirrors_.erase(it);
       }
     }
     switch (t.kind) {
@@ -302,7 +462,7 @@ class Executor {
         TransferState& s = transfers_.at(t.tag);
         (t.kind == TaskKind::kSend ? s.send_ready : s.recv_ready) = true;
         if (s.send_ready && s.recv_ready) {
-          const Task& send = g_.task(s.send);
+          const Task& send = G().task(s.send);
           times_[s.send].peers_joined_s = times_[s.recv].peers_joined_s = Now();
           const double latency = RouteLatency(send.rank, send.peer);
           if (latency > 0) {
@@ -326,15 +486,15 @@ class Executor {
   // off its host, so the Exec runs at a constant rate and the parts' times follow exactly from
   // their durations (FinishFused).
   [[gnu::noinline]] void StartCompute(TaskId id) {
-    const Task& t = g_.task(id);
+    const Task& t = G().task(id);
     double seconds = std::max(0.0, ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_));
     if (fusible_rank_[t.rank]) {
       fused_parts_.clear();
       fused_parts_.push_back({id, seconds});
       for (TaskId cur = id;;) {
-        if (SuccEnd(cur) - SuccBegin(cur) != 1) break;
-        const TaskId next = *SuccBegin(cur);
-        const Task& n = g_.task(next);
+        const TaskId next = SingleSuccessor(cur);
+        if (next < 0) break;
+        const Task& n = G().task(next);
         if (pending_[next] != 1 || n.rank != t.rank || mirrors_.count(next) > 0 ||
             (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory)) {
           break;
@@ -399,13 +559,16 @@ class Executor {
         rec.end_s = c.seconds > 0 ? c.start_s + elapsed * (sum / c.seconds) : c.start_s;
         done_[c.parts[i].first] = 1;
         ++finished_;
+        // A successor taken in while the chain ran (a dependency on a task two iterations
+        // back, which no planner makes today) is released at the chain's end.
+        ReleaseLateSuccessors(c.parts[i].first);
       }
     }
     done_queue_.push_back(c.parts.back().first);
   }
 
   void StartCopy(TaskId id) {
-    const Task& t = g_.task(id);
+    const Task& t = G().task(id);
     sg4::Host* cpu = platform_.host_cpus[t.rank];
     sg4::Host* gpu = platform_.gpus[t.rank];
     const bool h2d = t.copy == CopyDirection::kHostToDevice;
@@ -416,9 +579,7 @@ class Executor {
     times_[id].end_s = Now();
     done_[id] = 1;
     ++finished_;
-    for (const TaskId* s = SuccBegin(id); s != SuccEnd(id); ++s) {
-      if (--pending_[*s] == 0) ready_.push_back(*s);
-    }
+    ReleaseSuccessors(id);
   }
 
   static sg4::CommPtr Transfer(sg4::Host* src, sg4::Host* dst, double bytes) {
@@ -449,6 +610,7 @@ class Executor {
       CountInstant();
       Fire(what, x, y);
       Drain();
+      MaybeRetire();
     });
   }
 
@@ -467,7 +629,7 @@ class Executor {
   }
 
   void Join(const Task& t) {
-    const Collective& c = g_.collectives()[t.collective];
+    const Collective& c = G().collective(t.collective);
     CollectiveState& s = collectives_[t.collective];
     if (s.joined.empty()) Lower(t.collective);
     const int member =
@@ -487,7 +649,7 @@ class Executor {
   }
 
   void Lower(int ci) {
-    const Collective& c = g_.collectives()[ci];
+    const Collective& c = G().collective(ci);
     CollectiveState& s = collectives_[ci];
     const int n = static_cast<int>(c.ranks.size());
     s.joined.assign(n, 0);
@@ -581,7 +743,7 @@ class Executor {
     CollectiveState& s = collectives_[ci];
     const Flow& flow = s.program.flows[f];
     if (s.groups.Has(f)) s.groups.TransferStarted(f, Now());
-    const Collective& c = g_.collectives()[ci];
+    const Collective& c = G().collective(ci);
     Launch(
         Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes),
         What::kFlowComm, ci, f);
@@ -604,7 +766,7 @@ class Executor {
       return;
     }
     const Flow& flow = s.program.flows[f];
-    const Collective& c = g_.collectives()[ci];
+    const Collective& c = G().collective(ci);
     const double after =
         RouteLatency(c.ranks[flow.src], c.ranks[flow.dst]) + (s.after_s.empty() ? 0 : s.after_s[f]);
     FlowDone(ci, f, Now(), Now() + after);
@@ -647,7 +809,7 @@ class Executor {
 
   void MemberDone(int ci, int member) {
     ++collectives_[ci].members_done;
-    done_queue_.push_back(g_.collectives()[ci].members[member]);
+    done_queue_.push_back(G().collective(ci).members[member]);
   }
 
   // Frees a finished collective's flow program (large collectives have many flows), keeping
@@ -674,10 +836,11 @@ class Executor {
                   " (a rate or efficiency far too small, or a duration far too large: "
                   "docs/limits.md)");
     }
-    if (finished_ == g_.tasks().size()) return;
+    if (complete_ && finished_ == static_cast<size_t>(ingested_end_)) return;
     std::string example;
     size_t missing = 0;
-    for (const Task& t : g_.tasks()) {
+    for (TaskId id = retired_; id < ingested_end_; ++id) {
+      const Task& t = G().task(id);
       if (done_[t.id]) continue;
       if (++missing <= 3) {
         example += (example.empty() ? "" : "; ") + std::string("task ") + std::to_string(t.id) +
@@ -687,14 +850,17 @@ class Executor {
       }
     }
     throw Error(
-        std::to_string(missing) + " of " + std::to_string(g_.tasks().size()) +
+        std::to_string(missing) + " of " + std::to_string(ingested_end_) +
         " tasks never ran (a dependency cycle or an unmatched transfer/collective): " + example);
   }
 
-  const TaskGraph& g_;
+  static inline const std::string kNoAlgorithm;
+  TaskSource& source_;
   const ClusterSpec& cluster_;
   const SimulationSpec& spec_;
   const Platform& platform_;
+  const RetireSink& sink_;
+  int num_ranks_ = 0;
   // A fused run of compute tasks (StartCompute): when it started, its total duration, and
   // each part's task and duration.
   struct FusedChain {
@@ -703,31 +869,39 @@ class Executor {
     std::vector<std::pair<TaskId, double>> parts;
   };
   std::vector<char> fusible_rank_;
-  std::unordered_map<TaskId, std::vector<TaskId>> mirrors_;  // a task -> the mirrors it starts
+  std::vector<int> compute_stream_;                  // per rank: the stream of its last kernel
+  std::vector<std::vector<TaskId>> last_on_stream_;  // per rank and stream: the last task known
+  std::unordered_map<TaskId, std::vector<TaskId>> mirrors_;    // a task -> the mirrors it starts
+  std::unordered_map<TaskId, std::vector<TaskId>> late_succ_;  // see Ingest
   std::vector<FusedChain> fused_chains_;
   std::vector<int> free_chains_;                        // slots of fused_chains_ to reuse
   std::vector<std::pair<TaskId, double>> fused_parts_;  // scratch
   long long fused_tasks_ = 0;                           // tasks that ran inside another's Exec
-  std::vector<int> pending_;
-  std::vector<std::uint32_t> succ_begin_;  // CSR offsets into succ_, one per task and one more
-  std::vector<TaskId> succ_;
-  // When each task ran: the trace's records without the fields the graph already has (24
-  // bytes a task instead of 40; Record() joins them).
+  Window<int> pending_;
+  Window<std::uint64_t> succ_begin_;  // per task: its first successor's place in succ_
+  Window<TaskId> succ_;               // indexed by edge: the successor lists, batch after batch
+  // When each task ran: the trace's records without the fields the graph already has.
   struct Times {
     double start_s = -1;
     double end_s = -1;
     double peers_joined_s = -1;
   };
-  std::vector<Times> times_;
-  std::vector<char> done_;
+  Window<Times> times_;
+  Window<char> done_;
   size_t finished_ = 0;
+  TaskId ingested_end_ = 0;   // tasks [0, ingested_end_) are taken in
+  TaskId retired_ = 0;        // tasks [0, retired_) went to the sink
+  TaskId retire_cursor_ = 0;  // tasks [retired_, retire_cursor_) finished and wait to retire
+  int requested_ = -1;        // the source was asked for the iterations up to this one
+  bool complete_ = false;     // the source has no more tasks
+  double makespan_s_ = 0;
   std::deque<TaskId> ready_, done_queue_;
-  std::vector<CollectiveState> collectives_;
+  Window<CollectiveState> collectives_;  // by collective index
   std::unordered_map<int, TransferState> transfers_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::map<std::vector<int>, GroupView> views_;
   std::unordered_map<long long, double> route_latency_;  // by src rank * GPUs + dst rank
-  std::vector<std::string> chosen_;                      // per collective: "algorithm/protocol/Nch"
+  Window<std::string> chosen_;                           // per collective: "algorithm/protocol/Nch"
   long long activities_ = 0;
   long long instants_ = 0;
   double last_instant_s_ = -1;
@@ -746,14 +920,28 @@ void ConfigureEngine() {
   sg4::Engine::set_config("network/TCP-gamma:1e18");
 }
 
-// Runs one simulation and hands its trace, without records, and the executor to `done`.
-template <typename Done>
-void RunSimulation(const TaskGraph& g, const ClusterSpec& cluster, const SimulationSpec& spec,
-                   Done done) {
+// A whole graph: every task at once, none retired (its caller holds the graph).
+class WholeGraph : public TaskSource {
+ public:
+  explicit WholeGraph(const TaskGraph& g) : g_(g) {}
+  const TaskGraph& graph() const override { return g_; }
+  bool More(int) override { return false; }
+  bool retires() const override { return false; }
+  void Retire(TaskId) override {}
+
+ private:
+  const TaskGraph& g_;
+};
+
+// Runs one simulation of `source`'s tasks, handing each to `sink` as it retires; returns the
+// trace without its records.
+ExecutionTrace RunSimulation(TaskSource& source, const ClusterSpec& cluster,
+                             const SimulationSpec& spec, const RetireSink& sink) {
   static bool used = false;
   if (used) throw Error("SimulateInProcess: SimGrid allows one simulation per process");
   used = true;
-  g.Validate();
+  const TaskGraph& g = source.graph();
+  if (!source.retires()) g.Validate();
   if (g.num_ranks() > cluster.NumGpus()) {
     throw Error("the plan needs " + std::to_string(g.num_ranks()) + " GPUs, the cluster has " +
                 std::to_string(cluster.NumGpus()));
@@ -765,40 +953,65 @@ void RunSimulation(const TaskGraph& g, const ClusterSpec& cluster, const Simulat
   sg4::Engine engine(&argc, argv);
   ConfigureEngine();
   Platform platform = BuildPlatform(cluster);
-  Executor executor(g, cluster, spec, platform);
+  Executor executor(source, cluster, spec, platform, sink);
   g_current = &executor;
   sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
     if (g_current) g_current->OnCompletion(a);
   });
-  const ExecutionTrace trace = executor.Run();
+  ExecutionTrace trace = executor.Run();
   g_current = nullptr;
-  done(trace, executor);
+  return trace;
 }
+
+// The times of a whole graph's tasks, 24 bytes a task until the records are made.
+struct WholeTimes {
+  std::vector<double> times;  // start, end, peers joined per task
+  std::vector<std::string> algorithms;
+  RetireSink Sink(const TaskGraph& g) {
+    times.reserve(3 * g.tasks().size());
+    algorithms.assign(g.collectives().size(), "");
+    RetireSink sink;
+    sink.task = [this](const Task& t, const TraceRecord& r, const std::string& algorithm) {
+      times.insert(times.end(), {r.start_s, r.end_s, r.peers_joined_s});
+      if (t.kind == TaskKind::kCollective)
+        algorithms[static_cast<size_t>(t.collective)] = algorithm;
+    };
+    return sink;
+  }
+  TraceRecord Record(const TaskGraph& g, size_t i) const {
+    const Task& t = g.task(static_cast<TaskId>(i));
+    return TraceRecord{t.id, t.rank, t.stream, times[3 * i], times[3 * i + 1], times[3 * i + 2]};
+  }
+};
 
 }  // namespace
 
 ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
                                  const SimulationSpec& spec) {
-  ExecutionTrace out;
-  RunSimulation(g, cluster, spec, [&](const ExecutionTrace& trace, const Executor& executor) {
-    out = trace;
-    out.records.reserve(g.tasks().size());
-    for (size_t i = 0; i < g.tasks().size(); ++i) {
-      out.records.push_back(executor.Record(static_cast<TaskId>(i)));
-    }
-  });
+  WholeGraph source(g);
+  WholeTimes times;
+  const RetireSink sink = times.Sink(g);
+  ExecutionTrace out = RunSimulation(source, cluster, spec, sink);
+  out.collective_algorithms = std::move(times.algorithms);
+  out.records.reserve(g.tasks().size());
+  for (size_t i = 0; i < g.tasks().size(); ++i) out.records.push_back(times.Record(g, i));
   return out;
 }
 
 bool SimulateInProcessToWire(const TaskGraph& g, const ClusterSpec& cluster,
                              const SimulationSpec& spec, const WireWrite& write) {
-  bool ok = false;
-  RunSimulation(g, cluster, spec, [&](const ExecutionTrace& trace, const Executor& executor) {
-    ok = WriteTraceWire(
-        trace, g.tasks().size(), [&](size_t i) { return executor.Record(static_cast<TaskId>(i)); },
-        write);
-  });
-  return ok;
+  WholeGraph source(g);
+  WholeTimes times;
+  const RetireSink sink = times.Sink(g);
+  ExecutionTrace trace = RunSimulation(source, cluster, spec, sink);
+  trace.collective_algorithms = std::move(times.algorithms);
+  return WriteTraceWire(
+      trace, g.tasks().size(), [&](size_t i) { return times.Record(g, i); }, write);
+}
+
+ExecutionTrace SimulateStreaming(TaskSource& source, const ClusterSpec& cluster,
+                                 const SimulationSpec& spec, const RetireSink& sink) {
+  return RunSimulation(source, cluster, spec, sink);
 }
 
 }  // namespace stratasim::sim

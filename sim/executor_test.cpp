@@ -228,5 +228,94 @@ TEST(ExecutorFusion, SameTimesAsUnfusedWithFewerActivities) {
   EXPECT_EQ(plain.activities - fused.activities, 4 + 1);
 }
 
+// A graph that grows as the executor asks: `add(g, it)` adds iteration `it`.
+class GrowingSource : public TaskSource {
+ public:
+  GrowingSource(int ranks, int iterations, std::function<void(TaskGraph&, int)> add)
+      : g_(ranks), iterations_(iterations), add_(std::move(add)) {}
+  const TaskGraph& graph() const override { return g_; }
+  bool More(int iteration) override {
+    while (added_ < iteration && added_ + 1 < iterations_) add_(g_, ++added_);
+    return added_ + 1 < iterations_;
+  }
+  bool retires() const override { return true; }
+  void Retire(TaskId below) override { g_.Retire(below); }
+
+ private:
+  TaskGraph g_;
+  int iterations_;
+  int added_ = -1;
+  std::function<void(TaskGraph&, int)> add_;
+};
+
+// Simulates `source` streamed in a child process; returns the records as they retired.
+std::vector<TraceRecord> Streamed(GrowingSource* source) {
+  SimulationProcess p = StartChild([&](const WireWrite& write) {
+    std::vector<TraceRecord> records;
+    RetireSink sink;
+    sink.task = [&](const Task&, const TraceRecord& r, const std::string&) {
+      records.push_back(r);
+    };
+    SimulateStreaming(*source, OneServer(2), NoLaunch(), sink);
+    write(records.data(), records.size() * sizeof(TraceRecord));
+  });
+  std::vector<TraceRecord> out;
+  FinishChild(p, [&](const WireRead& read) {
+    TraceRecord r;
+    while (read(&r, sizeof r)) out.push_back(r);
+  });
+  return out;
+}
+
+// Two ranks, each iteration a kernel on each, the second waiting for the first rank's.
+void TwoKernels(TaskGraph& g, int it) {
+  const int a = g.Stream("a");
+  Task k0 = Kernel(0, a, 312e12);
+  k0.iteration = it;
+  const TaskId first = g.Add(k0);
+  Task k1 = Kernel(1, a, 312e12);
+  k1.iteration = it;
+  k1.deps = {first};
+  g.Add(k1);
+}
+
+TEST(Executor, AGraphTakenInAsItRunsIsTheWholeGraphsSimulation) {
+  TaskGraph whole(2);
+  for (int it = 0; it < 6; ++it) TwoKernels(whole, it);
+  const ExecutionTrace reference = Simulate(whole, OneServer(2), NoLaunch());
+  GrowingSource source(2, 6, TwoKernels);
+  const std::vector<TraceRecord> streamed = Streamed(&source);
+  ASSERT_EQ(streamed.size(), reference.records.size());
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].task, static_cast<TaskId>(i));
+    EXPECT_EQ(streamed[i].start_s, reference.records[i].start_s) << i;
+    EXPECT_EQ(streamed[i].end_s, reference.records[i].end_s) << i;
+  }
+}
+
+// A task of a later iteration that waits for nothing would have started at once in the whole
+// graph; taken in late, it is refused rather than simulated wrong.
+TEST(Executor, ATaskThatCouldHaveStartedBeforeItWasTakenInIsAnError) {
+  GrowingSource source(2, 4, [](TaskGraph& g, int it) {
+    TwoKernels(g, it);
+    if (it == 3) {
+      Task lone = Kernel(1, g.Stream("late"), 1e9);
+      lone.iteration = it;
+      lone.name = "lone";
+      g.Add(lone);
+    }
+  });
+  try {
+    Streamed(&source);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "task 8 'lone' (iteration 3) could start at 0 s, before its iteration was "
+                  "planned; simulate this plan whole (--write-graphs, docs/scale.md)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::sim

@@ -61,6 +61,13 @@ std::string ReadAll(int fd) {
 
 SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster,
                                   const SimulationSpec& spec) {
+  SimulationProcess p =
+      StartChild([&](const WireWrite& write) { SimulateInProcessToWire(g, cluster, spec, write); });
+  p.max_records = g.tasks().size();
+  return p;
+}
+
+SimulationProcess StartChild(const std::function<void(const WireWrite&)>& work) {
   int fds[2];
   if (pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or the child would flush the parent's buffered output again
@@ -93,7 +100,7 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     try {
       // The tag goes first only once the simulation succeeded: an error is written instead.
       bool tagged = false;
-      SimulateInProcessToWire(g, cluster, spec, [&](const void* p, size_t n) {
+      work([&](const void* p, size_t n) {
         if (!tagged) {
           const char tag = 'T';
           tagged = true;
@@ -116,7 +123,7 @@ SimulationProcess StartSimulation(const TaskGraph& g, const ClusterSpec& cluster
     _exit(code);  // no atexit handlers, no second flush of inherited buffers
   }
   close(fds[1]);
-  const SimulationProcess process{pid, fds[0], g.tasks().size(), cleanup::TrackChild(pid)};
+  const SimulationProcess process{pid, fds[0], 0, cleanup::TrackChild(pid)};
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return process;
 }
@@ -135,18 +142,23 @@ size_t WaitForAnySimulation(const std::vector<SimulationProcess>& running) {
 }
 
 ExecutionTrace FinishSimulation(SimulationProcess& p) {
+  const unsigned long long max_records = p.max_records;
+  ExecutionTrace trace;
+  FinishChild(p, [&](const WireRead& read) { trace = ReadTraceWire(read, max_records); });
+  return trace;
+}
+
+void FinishChild(SimulationProcess& p, const std::function<void(const WireRead&)>& read) {
   const pid_t pid = p.pid;
   int fds[1] = {p.fd};
   const SimulationProcess process = p;
   p = SimulationProcess{};
   char tag = 0;
   const bool got_tag = ReadExact(fds[0], &tag, 1);
-  ExecutionTrace trace;
-  std::string message;  // the child's error, or why its trace could not be read
+  std::string message;  // the child's error, or why its reply could not be read
   if (got_tag && tag == 'T') {
     try {
-      trace = ReadTraceWire([&](void* p, size_t n) { return ReadExact(fds[0], p, n); },
-                            process.max_records);
+      read([&](void* p, size_t n) { return ReadExact(fds[0], p, n); });
     } catch (const Error& e) {
       message = e.what();
     }
@@ -178,7 +190,6 @@ ExecutionTrace FinishSimulation(SimulationProcess& p) {
     throw Error("the simulation process ended without a result (exit status " +
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
-  return trace;
 }
 
 ExecutionTrace Simulate(const TaskGraph& g, const ClusterSpec& cluster,

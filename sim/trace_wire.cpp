@@ -16,67 +16,8 @@ namespace {
 constexpr char kMagic[8] = {'S', 'T', 'R', 'A', 'C', 'E', '0', '2'};
 static_assert(std::is_trivially_copyable_v<TraceRecord>);
 
-class Out {
- public:
-  explicit Out(const WireWrite& w) : w_(w) {}
-  template <typename T>
-  void Pod(const T& v) {
-    ok_ = ok_ && w_(&v, sizeof v);
-  }
-  void Str(const std::string& s) {
-    Pod(static_cast<std::uint64_t>(s.size()));
-    if (!s.empty()) ok_ = ok_ && w_(s.data(), s.size());
-  }
-  void Bytes(const void* p, size_t n) {
-    if (n > 0) ok_ = ok_ && w_(p, n);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  const WireWrite& w_;
-  bool ok_ = true;
-};
-
-class In {
- public:
-  explicit In(const WireRead& r) : r_(r) {}
-  template <typename T>
-  T Pod(const char* what) {
-    T v{};
-    Need(&v, sizeof v, what);
-    return v;
-  }
-  std::uint64_t Count(const char* what) {
-    const auto n = Pod<std::uint64_t>(what);
-    if (n > kMaxWireCount) {
-      throw Error(std::string("simulation result: ") + what + " count " + std::to_string(n) +
-                  " exceeds the limit of " + std::to_string(kMaxWireCount));
-    }
-    return n;
-  }
-  std::string Str(const char* what) {
-    const std::uint64_t n = Count(what);
-    // Strings here are names (streams, algorithms): a few dozen bytes. Read in pieces so that
-    // a corrupt length fails on the short stream before it is allocated whole.
-    std::string s;
-    char buf[4096];
-    for (std::uint64_t left = n; left > 0;) {
-      const size_t k = left < sizeof buf ? static_cast<size_t>(left) : sizeof buf;
-      Need(buf, k, what);
-      s.append(buf, k);
-      left -= k;
-    }
-    return s;
-  }
-  void Need(void* p, size_t n, const char* what) {
-    if (n > 0 && !r_(p, n)) {
-      throw Error(std::string("simulation result ended early, while reading ") + what);
-    }
-  }
-
- private:
-  const WireRead& r_;
-};
+using Out = WireOut;
+using In = WireIn;
 
 }  // namespace
 

@@ -11,8 +11,11 @@
 #define STRATASIM_SIM_TRACE_WIRE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <string>
 
+#include "core/error.h"
 #include "core/trace.h"
 
 namespace stratasim::sim {
@@ -25,6 +28,71 @@ using WireRead = std::function<bool(void* data, size_t size)>;
 // Upper bound on any count in the stream (records, streams, strings' lengths): far above any
 // trace that fits in memory, low enough that a corrupt count cannot ask for terabytes.
 inline constexpr unsigned long long kMaxWireCount = 1ULL << 34;
+
+// Fixed-size values and strings on a wire, for the trace and for other replies of a child
+// (cli/streamed_run.cpp). WireOut remembers whether a write failed; WireIn throws
+// stratasim::Error on a short stream and on a count past kMaxWireCount.
+class WireOut {
+ public:
+  explicit WireOut(const WireWrite& w) : w_(w) {}
+  template <typename T>
+  void Pod(const T& v) {
+    ok_ = ok_ && w_(&v, sizeof v);
+  }
+  void Str(const std::string& s) {
+    Pod(static_cast<std::uint64_t>(s.size()));
+    if (!s.empty()) ok_ = ok_ && w_(s.data(), s.size());
+  }
+  void Bytes(const void* p, size_t n) {
+    if (n > 0) ok_ = ok_ && w_(p, n);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const WireWrite& w_;
+  bool ok_ = true;
+};
+
+class WireIn {
+ public:
+  explicit WireIn(const WireRead& r) : r_(r) {}
+  template <typename T>
+  T Pod(const char* what) {
+    T v{};
+    Need(&v, sizeof v, what);
+    return v;
+  }
+  std::uint64_t Count(const char* what) {
+    const auto n = Pod<std::uint64_t>(what);
+    if (n > kMaxWireCount) {
+      throw Error(std::string("simulation result: ") + what + " count " + std::to_string(n) +
+                  " exceeds the limit of " + std::to_string(kMaxWireCount));
+    }
+    return n;
+  }
+  std::string Str(const char* what) {
+    const std::uint64_t n = Count(what);
+    // Strings here are names (streams, algorithms): a few dozen bytes. Read in pieces so that
+    // a corrupt length fails on the short stream before it is allocated whole.
+    std::string s;
+    char buf[4096];
+    for (std::uint64_t left = n; left > 0;) {
+      const size_t k = left < sizeof buf ? static_cast<size_t>(left) : sizeof buf;
+      Need(buf, k, what);
+      s.append(buf, k);
+      left -= k;
+    }
+    return s;
+  }
+  void Need(void* p, size_t n, const char* what) {
+    if (n > 0 && !r_(p, n)) {
+      throw Error(std::string("simulation result ended early, while reading ") + what);
+    }
+  }
+
+ private:
+  const WireRead& r_;
+};
 
 // Returns false if `write` failed.
 bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write);
