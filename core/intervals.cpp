@@ -43,4 +43,28 @@ double ExclusiveLength(const std::vector<Interval>& a, const std::vector<Interva
   return total;
 }
 
+SealedIntervals::SealedIntervals(int ranks, int sets)
+    : ranks_(ranks),
+      sets_(sets),
+      of_(static_cast<size_t>(ranks),
+          std::vector<std::vector<Interval>>(static_cast<size_t>(sets))) {}
+
+int SealedIntervals::AddSet() {
+  for (auto& sets : of_) sets.emplace_back();
+  return sets_++;
+}
+
+void SealedIntervals::Add(int set, int rank, Interval iv) {
+  of_[static_cast<size_t>(rank)][static_cast<size_t>(set)].push_back(iv);
+}
+
+void SealedIntervals::Keep(std::vector<Interval>* set, double t) {
+  size_t out = 0;
+  for (const Interval& i : *set) {
+    if (i.second <= t) continue;
+    (*set)[out++] = Interval{std::max(i.first, t), i.second};
+  }
+  set->resize(out);
+}
+
 }  // namespace stratasim

@@ -1,11 +1,11 @@
 #include "core/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <utility>
 
 #include "core/error.h"
-#include "core/intervals.h"
 
 namespace stratasim {
 namespace {
@@ -15,149 +15,229 @@ bool IsCommunication(TaskKind k) {
          k == TaskKind::kCopy;
 }
 
+std::string CategoryOf(const Task& t) {
+  return t.category.empty() ? std::string("other") : t.category.str();
+}
+
 }  // namespace
+
+TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked)
+    : n_(num_ranks),
+      in_(std::move(in)),
+      first_(in_.warmup_iterations),
+      last_(in_.warmup_iterations + in_.measured_iterations - 1),
+      tracked_names_(std::move(tracked)),
+      sets_(num_ranks, kFirstTracked + static_cast<int>(tracked_names_.size())),
+      window_start_known_(in_.warmup_iterations == 0) {
+  if (in_.measured_iterations < 1) throw Error("metrics need at least one measured iteration");
+  const size_t n = static_cast<size_t>(n_);
+  iteration_end_.assign(static_cast<size_t>(last_) + 1, -1);
+  model_flops_.assign(n, 0);
+  hardware_flops_.assign(n, 0);
+  exposed_.assign(n, 0);
+  idle_.assign(n, 0);
+  tracked_covered_.assign(tracked_names_.size(), std::vector<double>(n, 0));
+  tracked_exposed_.assign(tracked_names_.size(), std::vector<double>(n, 0));
+  mem_events_.resize(n);
+  mem_current_.assign(n, 0);
+  mem_peak_.assign(n, 0);
+  mem_live_.resize(n);
+  mem_at_peak_.resize(n);
+}
+
+void TraceMeter::Add(const Task& task, const TraceRecord& r) {
+  if (task.iteration >= 0 && task.iteration <= last_) {
+    double& end = iteration_end_[static_cast<size_t>(task.iteration)];
+    end = std::max(end, r.end_s);
+    if (task.iteration >= first_ && task.kind == TaskKind::kCompute) {
+      if (task.phase == Phase::kForward || task.phase == Phase::kBackward) {
+        model_flops_[static_cast<size_t>(task.rank)] += task.flops;
+      } else if (task.phase == Phase::kRecompute) {
+        hardware_flops_[static_cast<size_t>(task.rank)] += task.flops;
+      }
+    }
+  }
+  // In iteration order, the first task of the first measured iteration means the one before
+  // has ended: the window's start is known.
+  highest_iteration_ = std::max(highest_iteration_, task.iteration);
+  if (highest_iteration_ >= first_) window_start_known_ = true;
+
+  if (task.kind == TaskKind::kMemory) {
+    mem_events_[static_cast<size_t>(task.rank)].push_back(
+        {r.start_s, task.memory_delta_bytes, task.category});
+    return;
+  }
+  if (task.kind == TaskKind::kCompute) {
+    sets_.Add(kBusy, task.rank, {r.start_s, r.end_s});
+    return;
+  }
+  for (size_t i = 0; i < tracked_names_.size() && !task.category.empty(); ++i) {
+    if (task.category == tracked_names_[i]) {
+      sets_.Add(kFirstTracked + static_cast<int>(i), task.rank, {r.start_s, r.end_s});
+    }
+  }
+  if (!IsCommunication(task.kind)) return;
+  // Communicating from the moment every peer had joined: waiting for peers is not.
+  const Interval active{std::max(r.start_s, r.peers_joined_s), r.end_s};
+  sets_.Add(kComm, task.rank, active);
+  const std::string category = CategoryOf(task);
+  auto it = category_set_.find(category);
+  if (it == category_set_.end()) {
+    it = category_set_.emplace(category, sets_.AddSet()).first;
+    exposed_of_[category].assign(static_cast<size_t>(n_), 0);
+  }
+  sets_.Add(it->second, task.rank, active);
+}
+
+double TraceMeter::WindowStart() const {
+  return first_ > 0 ? iteration_end_[static_cast<size_t>(first_) - 1] : 0.0;
+}
+
+void TraceMeter::Seal(double safe_s) {
+  if (!(safe_s > sealed_)) return;
+  if (window_start_known_) {
+    Measure(std::max(sealed_, WindowStart()), safe_s);
+  } else {
+    // The window starts when the last warm-up iteration ends, which it has not: after now,
+    // so after `safe_s`. What lies before is outside it.
+    sets_.Seal(safe_s, [](int, const std::vector<std::vector<Interval>>&) {});
+  }
+  ApplyMemory(safe_s);
+  sealed_ = safe_s;
+}
+
+// Adds each rank's figures over [lo, hi) and drops the intervals before hi.
+void TraceMeter::Measure(double lo, double hi) {
+  std::vector<Interval> working;
+  sets_.Seal(hi, [&](int rank, const std::vector<std::vector<Interval>>& sets) {
+    if (!(hi > lo)) return;
+    const size_t r = static_cast<size_t>(rank);
+    const std::vector<Interval>& computing = sets[kBusy];
+    exposed_[r] += ExclusiveLength(sets[kComm], computing, lo, hi);
+    for (const auto& [category, index] : category_set_) {
+      exposed_of_[category][r] +=
+          ExclusiveLength(sets[static_cast<size_t>(index)], computing, lo, hi);
+    }
+    working.assign(computing.begin(), computing.end());
+    working.insert(working.end(), sets[kComm].begin(), sets[kComm].end());
+    idle_[r] += (hi - lo) - CoveredLength(Union(working), lo, hi);
+    for (size_t i = 0; i < tracked_names_.size(); ++i) {
+      const std::vector<Interval>& set = sets[kFirstTracked + i];
+      tracked_covered_[i][r] += CoveredLength(set, lo, hi);
+      tracked_exposed_[i][r] += ExclusiveLength(set, computing, lo, hi);
+    }
+  });
+}
+
+// Applies the memory events before `before` in time order. At equal times frees apply before
+// allocations (a buffer released and another taken at the same instant do not coexist);
+// stable so that equal events keep the order they came in.
+void TraceMeter::ApplyMemory(double before) {
+  for (size_t r = 0; r < mem_events_.size(); ++r) {
+    std::vector<MemoryEvent>& events = mem_events_[r];
+    if (events.empty()) continue;
+    std::stable_sort(events.begin(), events.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+      if (a.time != b.time) return a.time < b.time;
+      return a.delta < 0 && b.delta >= 0;
+    });
+    size_t i = 0;
+    for (; i < events.size() && events[i].time < before; ++i) {
+      const MemoryEvent& e = events[i];
+      mem_current_[r] += e.delta;
+      mem_live_[r][e.category.empty() ? std::string("other") : e.category.str()] += e.delta;
+      if (mem_current_[r] > mem_peak_[r]) {
+        mem_peak_[r] = mem_current_[r];
+        mem_at_peak_[r] = mem_live_[r];
+      }
+    }
+    events.erase(events.begin(), events.begin() + static_cast<long>(i));
+  }
+}
+
+Measured TraceMeter::Finish(const std::vector<int>& fold) {
+  for (int i = 0; i <= last_; ++i) {
+    if (iteration_end_[static_cast<size_t>(i)] < 0) {
+      throw Error("iteration " + std::to_string(i) + " has no tasks");
+    }
+  }
+  const double window_start = WindowStart();
+  const double window_end = iteration_end_[static_cast<size_t>(last_)];
+  const double window = window_end - window_start;
+  if (window <= 0) throw Error("the measured iterations took no time");
+  Measure(std::max(sealed_, window_start), window_end);
+  ApplyMemory(INFINITY);
+  sealed_ = INFINITY;
+
+  // A folded graph (TaskGraph::fold) simulates one representative per class of identical
+  // ranks: each task of a representative stands for the ranks it represents, and a folded
+  // rank's per-rank figures are its representative's. Mirror tasks on folded ranks move
+  // traffic but stand for nothing.
+  const int n = n_;
+  auto representative = [&](int r) { return fold.empty() ? r : fold[static_cast<size_t>(r)]; };
+  std::vector<double> weight(static_cast<size_t>(n), fold.empty() ? 1.0 : 0.0);
+  for (int r = 0; r < n && !fold.empty(); ++r) weight[static_cast<size_t>(representative(r))] += 1;
+  auto weighted = [&](const std::vector<double>& per_rank) {
+    double sum = 0;
+    for (size_t r = 0; r < per_rank.size(); ++r) sum += weight[r] * per_rank[r];
+    return sum;
+  };
+
+  Measured out;
+  out.iteration_end_s = iteration_end_;
+  out.window_start_s = window_start;
+  out.window_end_s = window_end;
+  Metrics& m = out.metrics;
+  const double model_flops = weighted(model_flops_);
+  const double hardware_flops = model_flops + weighted(hardware_flops_);
+  m.iteration_time_s = window / in_.measured_iterations;
+  m.samples_per_s = in_.samples_per_iteration / m.iteration_time_s;
+  m.tokens_per_s = m.samples_per_s * in_.tokens_per_sample;
+  m.model_flops_per_iteration = model_flops / in_.measured_iterations;
+  const double achieved = m.model_flops_per_iteration / m.iteration_time_s;
+  m.tflops_per_gpu = n > 0 ? achieved / n / 1e12 : 0;
+  double peak_sum = 0;
+  for (double p : in_.peak_flops_per_rank) peak_sum += p;
+  m.mfu = peak_sum > 0 ? achieved / peak_sum : 0;
+  m.hfu =
+      peak_sum > 0 ? hardware_flops / in_.measured_iterations / m.iteration_time_s / peak_sum : 0;
+  m.exposed_comm_fraction = n > 0 ? weighted(exposed_) / n / window : 0;
+  m.idle_fraction = n > 0 ? weighted(idle_) / n / window : 0;
+  for (const auto& [category, per_rank] : exposed_of_) {
+    m.exposed_comm_by_category[category] = n > 0 ? weighted(per_rank) / n / window : 0;
+  }
+  for (size_t i = 0; i < tracked_names_.size(); ++i) {
+    out.tracked[tracked_names_[i]] =
+        CategoryTime{weighted(tracked_covered_[i]), weighted(tracked_exposed_[i])};
+  }
+
+  m.peak_memory_bytes.assign(static_cast<size_t>(n), 0);
+  m.peak_memory_breakdown.assign(static_cast<size_t>(n), {});
+  m.memory_capacity_bytes = in_.memory_capacity_per_rank;
+  for (int rank = 0; rank < n; ++rank) {
+    const size_t rep = static_cast<size_t>(representative(rank));
+    m.peak_memory_bytes[static_cast<size_t>(rank)] = mem_peak_[rep];
+    // Categories fully freed by the peak add nothing to its explanation.
+    std::map<std::string, double>& at_peak = m.peak_memory_breakdown[static_cast<size_t>(rank)];
+    for (const auto& [category, bytes] : mem_at_peak_[rep]) {
+      if (bytes > 0.5) at_peak[category] = bytes;  // < 1 byte: rounding
+    }
+    if (rank < static_cast<int>(in_.memory_capacity_per_rank.size()) &&
+        m.peak_memory_bytes[static_cast<size_t>(rank)] >
+            in_.memory_capacity_per_rank[static_cast<size_t>(rank)]) {
+      m.oom_ranks.push_back(rank);
+    }
+  }
+  return out;
+}
 
 Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const MetricsInput& in) {
   if (t.records.size() != g.tasks().size()) {
     throw Error("trace has " + std::to_string(t.records.size()) + " records for a graph of " +
                 std::to_string(g.tasks().size()) + " tasks");
   }
-  if (in.measured_iterations < 1) throw Error("metrics need at least one measured iteration");
-  const int first = in.warmup_iterations;
-  const int last = in.warmup_iterations + in.measured_iterations - 1;
-  const int n = g.num_ranks();
-  // A folded graph (TaskGraph::fold) simulates one representative per class of identical
-  // ranks: each task of a representative stands for the ranks it represents, and a folded
-  // rank's per-rank figures are its representative's. Mirror tasks on folded ranks move
-  // traffic but stand for nothing.
-  std::vector<double> weight(n, g.fold().empty() ? 1.0 : 0.0);
-  for (int r = 0; r < n && !g.fold().empty(); ++r) weight[g.Representative(r)] += 1;
-
-  // An iteration ends when its last task ends; the measured window runs from the end of the
-  // iteration before the first measured one (or time 0) to the end of the last measured one.
-  std::vector<double> iteration_end(last + 1, -1);
-  double model_flops = 0, hardware_flops = 0;
-  for (const Task& task : g.tasks()) {
-    if (task.iteration < 0 || task.iteration > last) continue;
-    iteration_end[task.iteration] =
-        std::max(iteration_end[task.iteration], t.records[task.id].end_s);
-    if (task.iteration >= first && task.kind == TaskKind::kCompute &&
-        (task.phase == Phase::kForward || task.phase == Phase::kBackward)) {
-      model_flops += task.flops * weight[task.rank];
-    }
-    if (task.iteration >= first && task.kind == TaskKind::kCompute &&
-        task.phase == Phase::kRecompute) {
-      hardware_flops += task.flops * weight[task.rank];
-    }
-  }
-  for (int i = 0; i <= last; ++i) {
-    if (iteration_end[i] < 0) throw Error("iteration " + std::to_string(i) + " has no tasks");
-  }
-  const double window_start = first > 0 ? iteration_end[first - 1] : 0.0;
-  const double window_end = iteration_end[last];
-  const double window = window_end - window_start;
-  if (window <= 0) throw Error("the measured iterations took no time");
-
-  Metrics m;
-  m.iteration_time_s = window / in.measured_iterations;
-  m.samples_per_s = in.samples_per_iteration / m.iteration_time_s;
-  m.tokens_per_s = m.samples_per_s * in.tokens_per_sample;
-  m.model_flops_per_iteration = model_flops / in.measured_iterations;
-  const double achieved = m.model_flops_per_iteration / m.iteration_time_s;
-  m.tflops_per_gpu = n > 0 ? achieved / n / 1e12 : 0;
-  double peak_sum = 0;
-  for (double p : in.peak_flops_per_rank) peak_sum += p;
-  m.mfu = peak_sum > 0 ? achieved / peak_sum : 0;
-  hardware_flops += model_flops;
-  m.hfu =
-      peak_sum > 0 ? hardware_flops / in.measured_iterations / m.iteration_time_s / peak_sum : 0;
-
-  std::vector<std::vector<Interval>> comm(n), busy(n);
-  std::map<std::string, std::vector<std::vector<Interval>>> comm_of;  // by category, per rank
-  struct MemoryEvent {
-    double time;
-    double delta;
-    Name category;
-  };
-  std::vector<std::vector<MemoryEvent>> mem_events(n);
-  for (const Task& task : g.tasks()) {
-    if (weight[task.rank] == 0) continue;
-    const TraceRecord& r = t.records[task.id];
-    if (task.kind == TaskKind::kMemory) {
-      mem_events[task.rank].push_back({r.start_s, task.memory_delta_bytes, task.category});
-    } else if (task.kind == TaskKind::kCompute) {
-      busy[task.rank].push_back({r.start_s, r.end_s});
-    } else if (IsCommunication(task.kind)) {
-      const Interval active{std::max(r.start_s, r.peers_joined_s), r.end_s};
-      comm[task.rank].push_back(active);
-      std::vector<std::vector<Interval>>& of =
-          comm_of[task.category.empty() ? std::string("other") : task.category.str()];
-      if (of.empty()) of.resize(n);
-      of[task.rank].push_back(active);
-    }
-  }
-  double exposed = 0, idle = 0;
-  std::map<std::string, double> exposed_of;
-  const std::vector<Interval> whole{{window_start, window_end}};
-  for (int rank = 0; rank < n; ++rank) {
-    if (weight[rank] == 0) continue;
-    const std::vector<Interval> computing = Union(busy[rank]);
-    exposed +=
-        weight[rank] * ExclusiveLength(Union(comm[rank]), computing, window_start, window_end);
-    for (auto& [category, per_rank] : comm_of) {
-      exposed_of[category] += weight[rank] * ExclusiveLength(Union(per_rank[rank]), computing,
-                                                             window_start, window_end);
-    }
-    std::vector<Interval> working = busy[rank];
-    working.insert(working.end(), comm[rank].begin(), comm[rank].end());
-    idle += weight[rank] * ExclusiveLength(whole, Union(working), window_start, window_end);
-  }
-  m.exposed_comm_fraction = n > 0 ? exposed / n / window : 0;
-  m.idle_fraction = n > 0 ? idle / n / window : 0;
-  for (const auto& [category, length] : exposed_of) {
-    m.exposed_comm_by_category[category] = n > 0 ? length / n / window : 0;
-  }
-
-  m.peak_memory_bytes.assign(n, 0);
-  m.peak_memory_breakdown.assign(n, {});
-  m.memory_capacity_bytes = in.memory_capacity_per_rank;
-  for (int rank = 0; rank < n; ++rank) {
-    // At equal times frees apply before allocations (a buffer released and another taken at
-    // the same instant do not coexist); stable so equal events keep graph order.
-    std::stable_sort(mem_events[rank].begin(), mem_events[rank].end(),
-                     [](const MemoryEvent& a, const MemoryEvent& b) {
-                       if (a.time != b.time) return a.time < b.time;
-                       return a.delta < 0 && b.delta >= 0;
-                     });
-    double current = 0, peak = 0;
-    std::map<std::string, double> live;
-    for (const MemoryEvent& e : mem_events[rank]) {
-      current += e.delta;
-      live[e.category.empty() ? std::string("other") : e.category.str()] += e.delta;
-      if (current > peak) {
-        peak = current;
-        m.peak_memory_breakdown[rank] = live;
-      }
-    }
-    // Categories fully freed by the peak add nothing to its explanation.
-    std::map<std::string, double>& at_peak = m.peak_memory_breakdown[rank];
-    for (auto it = at_peak.begin(); it != at_peak.end();) {
-      it = it->second > 0.5 ? std::next(it) : at_peak.erase(it);  // < 1 byte: rounding
-    }
-    m.peak_memory_bytes[rank] = peak;
-  }
-  for (int rank = 0; rank < n; ++rank) {
-    const int rep = g.Representative(rank);
-    if (rep != rank) {
-      m.peak_memory_bytes[rank] = m.peak_memory_bytes[rep];
-      m.peak_memory_breakdown[rank] = m.peak_memory_breakdown[rep];
-    }
-    if (rank < static_cast<int>(in.memory_capacity_per_rank.size()) &&
-        m.peak_memory_bytes[rank] > in.memory_capacity_per_rank[rank]) {
-      m.oom_ranks.push_back(rank);
-    }
-  }
-  return m;
+  TraceMeter meter(g.num_ranks(), in);
+  for (const Task& task : g.tasks()) meter.Add(task, t.records[static_cast<size_t>(task.id)]);
+  return meter.Finish(g.fold()).metrics;
 }
 
 }  // namespace stratasim

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/intervals.h"
 #include "core/task_graph.h"
 #include "core/trace.h"
 
@@ -49,7 +50,71 @@ struct Metrics {
   std::vector<int> oom_ranks;                 // ranks whose peak exceeds their capacity
 };
 
-// Throws stratasim::Error when the trace does not cover the graph or an iteration is missing.
+// Time that the tasks of one category spent on the ranks within the measured window, summed
+// over ranks: `covered_s` in all, `exposed_s` while the rank computed nothing. A task counts
+// from its start (waiting for its peers included) to its end.
+struct CategoryTime {
+  double covered_s = 0;
+  double exposed_s = 0;
+};
+
+// What a TraceMeter measured: the metrics, when each iteration ended, and the time of the
+// categories it was asked to track.
+struct Measured {
+  Metrics metrics;
+  std::vector<double> iteration_end_s;  // iterations [0, warmup + measured)
+  double window_start_s = 0;
+  double window_end_s = 0;
+  std::map<std::string, CategoryTime> tracked;
+};
+
+// Computes the metrics from tasks and their records handed over one at a time, keeping only
+// what a window of the run needs (docs/scale.md, "Iterations"). Add() takes tasks in any
+// order; Seal() may be used only when they come in iteration order (a graph planned while it
+// is simulated), and then drops everything before a time that no later task starts before.
+class TraceMeter {
+ public:
+  // Throws stratasim::Error when `in` has no measured iteration.
+  TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked = {});
+  void Add(const Task& task, const TraceRecord& r);
+  void Seal(double safe_s);
+  // `fold`: TaskGraph::fold() of the graph, empty when not folded. Throws stratasim::Error
+  // when an iteration had no tasks or the measured iterations took no time.
+  Measured Finish(const std::vector<int>& fold);
+
+ private:
+  void Measure(double lo, double hi);
+  void ApplyMemory(double before);
+  double WindowStart() const;
+
+  enum : int { kBusy = 0, kComm = 1, kFirstTracked = 2 };
+  int n_;
+  MetricsInput in_;
+  int first_;
+  int last_;
+  std::vector<std::string> tracked_names_;
+  SealedIntervals sets_;
+  std::map<std::string, int> category_set_;  // communication category -> set index
+  std::vector<double> iteration_end_;
+  bool window_start_known_;
+  int highest_iteration_ = -1;
+  double sealed_ = -1e300;  // figures cover [window start, sealed_)
+  // Per rank.
+  std::vector<double> model_flops_, hardware_flops_, exposed_, idle_;
+  std::map<std::string, std::vector<double>> exposed_of_;
+  std::vector<std::vector<double>> tracked_covered_, tracked_exposed_;  // [tracked][rank]
+  struct MemoryEvent {
+    double time;
+    double delta;
+    Name category;
+  };
+  std::vector<std::vector<MemoryEvent>> mem_events_;
+  std::vector<double> mem_current_, mem_peak_;
+  std::vector<std::map<std::string, double>> mem_live_, mem_at_peak_;
+};
+
+// The metrics of a whole graph and its trace. Throws stratasim::Error when the trace does not
+// cover the graph or an iteration is missing.
 Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const MetricsInput& in);
 
 }  // namespace stratasim

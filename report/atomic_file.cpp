@@ -51,38 +51,59 @@ void SyncParentDirectory(const std::string& path) {
 
 }  // namespace
 
-void WriteFileAtomically(const std::string& path, std::string_view contents) {
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   // mkstemp picks a name no other writer uses, so concurrent runs writing the same target
   // never clobber each other's temporary file; the last rename wins, whole. The writer's pid
   // in the name lets a later run remove what a killed one left (core/cleanup.h).
   std::string temp_template = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
   std::vector<char> temp_name(temp_template.begin(), temp_template.end());
   temp_name.push_back('\0');
-  int fd = ::mkstemp(temp_name.data());
-  if (fd < 0) ThrowSystemError("cannot write", path, errno);
-  const std::string temp_path(temp_name.data());
+  fd_ = ::mkstemp(temp_name.data());
+  if (fd_ < 0) ThrowSystemError("cannot write", path, errno);
+  temp_path_ = temp_name.data();
   // A signal from here on removes the temporary file (core/cleanup.h).
-  struct Tracked {
-    int slot;
-    ~Tracked() { cleanup::ForgetTempFile(slot); }
-  } tracked{cleanup::TrackTempFile(temp_path)};
-
-  // Undoes the temporary file and reports `err`; the target is untouched at this point.
-  auto fail = [&](const char* what, int err, bool close_fd) {
-    if (close_fd) ::close(fd);
-    ::unlink(temp_path.c_str());
-    ThrowSystemError(what, path, err);
-  };
-
+  slot_ = cleanup::TrackTempFile(temp_path_);
   // mkstemp creates the file 0600; reports are meant to be shared and read by other tools.
-  if (::fchmod(fd, 0644) != 0) fail("cannot write", errno, true);
-  if (int err = WriteAll(fd, contents); err != 0) fail("cannot write", err, true);
+  if (::fchmod(fd_, 0644) != 0) Fail("cannot write", errno);
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    if (fd_ >= 0) ::close(fd_);
+    ::unlink(temp_path_.c_str());
+  }
+  cleanup::ForgetTempFile(slot_);
+}
+
+// Undoes the temporary file and reports `err`; the target is untouched at this point.
+void AtomicFile::Fail(const char* what, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(temp_path_.c_str());
+  committed_ = true;  // nothing left to undo
+  ThrowSystemError(what, path_, err);
+}
+
+void AtomicFile::Write(std::string_view data) {
+  if (int err = WriteAll(fd_, data); err != 0) Fail("cannot write", err);
+}
+
+void AtomicFile::Commit() {
   // Without fsync a crash after the rename could leave an empty file under the final name.
-  if (::fsync(fd) != 0) fail("cannot flush", errno, true);
+  if (::fsync(fd_) != 0) Fail("cannot flush", errno);
   // close can report a deferred write error (e.g. on NFS), so its result matters.
-  if (::close(fd) != 0) fail("cannot write", errno, false);
-  if (::rename(temp_path.c_str(), path.c_str()) != 0) fail("cannot replace", errno, false);
-  SyncParentDirectory(path);
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) Fail("cannot write", errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) Fail("cannot replace", errno);
+  committed_ = true;
+  SyncParentDirectory(path_);
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view contents) {
+  AtomicFile file(path);
+  file.Write(contents);
+  file.Commit();
 }
 
 void CreateDirectories(const std::string& dir) {

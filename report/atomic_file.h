@@ -19,6 +19,34 @@ namespace stratasim {
 // error.
 void WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// The same in steps, for a file written piece by piece, possibly by a child process that
+// inherits fd() (a streamed simulation writes its Chrome trace as it runs): the temporary
+// file exists from construction, tracked for removal on a signal (core/cleanup.h), and is
+// removed by the destructor unless Commit() put it in place.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);  // throws stratasim::Error naming `path`
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  // Appends `data`; throws stratasim::Error naming the target on failure.
+  void Write(std::string_view data);
+  // Flushes the file to disk and renames it over the target.
+  void Commit();
+
+ private:
+  [[noreturn]] void Fail(const char* what, int err);
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  int slot_ = -1;
+  bool committed_ = false;
+};
+
 // Creates `dir` and its missing parents; an existing directory is fine. An empty `dir` means
 // the current directory and does nothing. Throws stratasim::Error naming `dir` on failure
 // (e.g. a component is a regular file, or permission is denied).

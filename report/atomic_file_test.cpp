@@ -70,6 +70,26 @@ TEST_F(AtomicFileTest, ReplacesExistingFileAndLeavesNoTemporary) {
   EXPECT_EQ(DirectoryEntries(), std::vector<std::string>{"out.csv"});
 }
 
+// Written in pieces (a streamed run's trace), the file appears whole at Commit and not before;
+// dropped without Commit, nothing is left.
+TEST_F(AtomicFileTest, PiecesAppearOnlyAtCommit) {
+  fs::path path = dir_ / "a.trace.json";
+  {
+    AtomicFile file(path.string());
+    file.Write("{\"traceEvents\":[");
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_EQ(DirectoryEntries().size(), 1u);  // the temporary
+    file.Write("]}\n");
+    file.Commit();
+  }
+  EXPECT_EQ(ReadFile(path), "{\"traceEvents\":[]}\n");
+  {
+    AtomicFile abandoned((dir_ / "b.trace.json").string());
+    abandoned.Write("half");
+  }
+  EXPECT_EQ(DirectoryEntries(), std::vector<std::string>{"a.trace.json"});
+}
+
 TEST_F(AtomicFileTest, WritesEmptyFile) {
   fs::path path = dir_ / "empty";
   WriteFileAtomically(path.string(), "");

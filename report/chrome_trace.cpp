@@ -24,16 +24,11 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::int64_t Nanoseconds(double seconds) { return std::llround(seconds * 1e9); }
 double Microseconds(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-const std::string& StreamName(const TaskGraph& g, int stream) {
-  return g.streams().at(static_cast<size_t>(stream));
-}
-
 // Each event is built and serialised on its own rather than as one big document: a trace of a
-// large plan has millions of tasks, and a JSON tree of them would take gigabytes.
-void AppendEvent(std::string* out, const Json& event) {
-  if (out->back() != '[') *out += ",\n";
-  // Task names come from models and users; bad UTF-8 is replaced rather than failing.
-  *out += event.dump(-1, ' ', false, Json::error_handler_t::replace);
+// large plan has millions of tasks, and a JSON tree of them would take gigabytes. Task names
+// come from models and users; bad UTF-8 is replaced rather than failing.
+std::string Dump(const Json& event) {
+  return event.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Json Metadata(const char* name, int pid, int tid, Json args) {
@@ -46,7 +41,7 @@ Json Metadata(const char* name, int pid, int tid, Json args) {
   return e;
 }
 
-Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
+Json TaskArgs(const Task& task, const TraceRecord& rec, const Collective* c) {
   Json args;
   args["iteration"] = task.iteration;
   args["phase"] = ToString(task.phase);
@@ -54,13 +49,12 @@ Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
   if (task.kind == TaskKind::kCompute) args["op"] = ToString(task.op);
   if (task.flops != 0) args["flops"] = task.flops;
   double bytes = task.bytes;
-  if (task.kind == TaskKind::kCollective) {
-    const Collective& c = g.collectives().at(static_cast<size_t>(task.collective));
+  if (task.kind == TaskKind::kCollective && c != nullptr) {
     // A member task carries no size of its own; the collective's buffer is what it moves.
-    if (bytes == 0) bytes = c.bytes;
-    args["collective"] = ToString(c.kind);
-    args["group_size"] = c.ranks.size();
-    args["algorithm"] = c.algorithm;
+    if (bytes == 0) bytes = c->bytes;
+    args["collective"] = ToString(c->kind);
+    args["group_size"] = c->ranks.size();
+    args["algorithm"] = c->algorithm;
   }
   if (bytes != 0) args["bytes"] = bytes;
   if (task.kind == TaskKind::kSend || task.kind == TaskKind::kRecv) args["peer"] = task.peer;
@@ -72,7 +66,7 @@ Json TaskArgs(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
   return args;
 }
 
-Json CompleteEvent(const TaskGraph& g, const Task& task, const TraceRecord& rec) {
+Json CompleteEvent(const Task& task, const TraceRecord& rec, const Collective* c) {
   std::int64_t start_ns = Nanoseconds(rec.start_s);
   std::int64_t end_ns = std::max(start_ns, Nanoseconds(rec.end_s));
   Json e;
@@ -83,7 +77,7 @@ Json CompleteEvent(const TaskGraph& g, const Task& task, const TraceRecord& rec)
   e["tid"] = rec.stream;
   e["ts"] = Microseconds(start_ns);
   e["dur"] = Microseconds(end_ns - start_ns);
-  e["args"] = TaskArgs(g, task, rec);
+  e["args"] = TaskArgs(task, rec, c);
   return e;
 }
 
@@ -117,6 +111,58 @@ void CheckRecord(const TaskGraph& g, const TraceRecord& rec) {
 
 }  // namespace
 
+ChromeTraceWriter::ChromeTraceWriter(std::function<bool(const std::string&)> write, int num_ranks)
+    : write_(std::move(write)),
+      num_ranks_(num_ranks),
+      allocated_(static_cast<size_t>(num_ranks), 0) {
+  buffer_ = "{\"traceEvents\":[";
+}
+
+void ChromeTraceWriter::Put(const std::string& event) {
+  if (!first_) buffer_ += ",\n";
+  first_ = false;
+  buffer_ += event;
+  if (buffer_.size() >= (1u << 20)) {
+    ok_ = ok_ && write_(buffer_);
+    buffer_.clear();
+  }
+}
+
+void ChromeTraceWriter::Add(const Task& task, const TraceRecord& rec, const Collective* c) {
+  if (task.kind != TaskKind::kMemory) {
+    rank_streams_.insert({rec.rank, rec.stream});
+    Put(Dump(CompleteEvent(task, rec, c)));
+    return;
+  }
+  double& allocated = allocated_[static_cast<size_t>(rec.rank)];
+  allocated += task.memory_delta_bytes;
+  Put(Dump(CounterEvent(rec.rank, rec, allocated)));
+}
+
+bool ChromeTraceWriter::Finish(const std::vector<std::string>& streams, const std::string& executor,
+                               double makespan_s) {
+  // Only the streams that ran a task on a rank get a thread there, so that a rank does not
+  // show empty rows for streams other ranks use.
+  for (int rank = 0; rank < num_ranks_; ++rank) {
+    Put(Dump(Metadata("process_name", rank, 0, Json{{"name", "GPU " + std::to_string(rank)}})));
+    // Without a sort index viewers order processes by name, which puts "GPU 10" before "GPU 2".
+    Put(Dump(Metadata("process_sort_index", rank, 0, Json{{"sort_index", rank}})));
+    for (auto it = rank_streams_.lower_bound({rank, 0});
+         it != rank_streams_.end() && it->first == rank; ++it) {
+      Put(Dump(Metadata("thread_name", rank, it->second,
+                        Json{{"name", streams.at(static_cast<size_t>(it->second))}})));
+      Put(Dump(Metadata("thread_sort_index", rank, it->second, Json{{"sort_index", it->second}})));
+    }
+  }
+  Json other;
+  other["executor"] = executor;
+  other["makespan_s"] = makespan_s;
+  buffer_ += "],\n\"displayTimeUnit\":\"ms\",\"otherData\":" + other.dump() + "}\n";
+  ok_ = ok_ && write_(buffer_);
+  buffer_.clear();
+  return ok_;
+}
+
 std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t) {
   // Sorting pointers to records keeps the trace itself untouched and the order independent
   // of the order in which an executor happened to record tasks.
@@ -133,50 +179,19 @@ std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t) {
   };
   std::sort(records.begin(), records.end(),
             [&key](const TraceRecord* a, const TraceRecord* b) { return key(a) < key(b); });
-
-  // Streams that ran a task on each rank: only those get a thread, so that a rank does not
-  // show empty rows for streams other ranks use.
-  std::set<std::pair<int, int>> rank_streams;
-  for (const TraceRecord* r : records) {
-    if (g.task(r->task).kind != TaskKind::kMemory) rank_streams.insert({r->rank, r->stream});
-  }
-
-  std::string out = "{\"traceEvents\":[";
-  for (int rank = 0; rank < g.num_ranks(); ++rank) {
-    AppendEvent(&out,
-                Metadata("process_name", rank, 0, Json{{"name", "GPU " + std::to_string(rank)}}));
-    // Without a sort index viewers order processes by name, which puts "GPU 10" before "GPU 2".
-    AppendEvent(&out, Metadata("process_sort_index", rank, 0, Json{{"sort_index", rank}}));
-    for (auto it = rank_streams.lower_bound({rank, 0});
-         it != rank_streams.end() && it->first == rank; ++it) {
-      AppendEvent(&out, Metadata("thread_name", rank, it->second,
-                                 Json{{"name", StreamName(g, it->second)}}));
-      AppendEvent(
-          &out, Metadata("thread_sort_index", rank, it->second, Json{{"sort_index", it->second}}));
-    }
-  }
-
-  double allocated_bytes = 0;
-  int counter_rank = -1;
+  std::string out;
+  ChromeTraceWriter writer(
+      [&out](const std::string& text) {
+        out += text;
+        return true;
+      },
+      g.num_ranks());
   for (const TraceRecord* r : records) {
     const Task& task = g.task(r->task);
-    if (task.kind != TaskKind::kMemory) {
-      AppendEvent(&out, CompleteEvent(g, task, *r));
-      continue;
-    }
-    // Allocations are per rank: the running total restarts on each rank's first event.
-    if (r->rank != counter_rank) {
-      counter_rank = r->rank;
-      allocated_bytes = 0;
-    }
-    allocated_bytes += task.memory_delta_bytes;
-    AppendEvent(&out, CounterEvent(r->rank, *r, allocated_bytes));
+    writer.Add(task, *r,
+               task.kind == TaskKind::kCollective ? &g.collective(task.collective) : nullptr);
   }
-
-  Json other;
-  other["executor"] = t.executor;
-  other["makespan_s"] = t.makespan_s;
-  out += "],\n\"displayTimeUnit\":\"ms\",\"otherData\":" + other.dump() + "}\n";
+  writer.Finish(g.streams(), t.executor, t.makespan_s);
   return out;
 }
 

@@ -3,7 +3,11 @@
 #ifndef STRATASIM_REPORT_CHROME_TRACE_H_
 #define STRATASIM_REPORT_CHROME_TRACE_H_
 
+#include <functional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/task_graph.h"
 #include "core/trace.h"
@@ -25,6 +29,33 @@ namespace stratasim {
 // Throws stratasim::Error when the trace does not match the graph (a record naming a task,
 // rank or stream the graph does not have).
 std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t);
+
+// The same format written as tasks come, in the order they come, for a run that never holds
+// its whole graph (docs/scale.md, "Iterations"): a simulation hands tasks over in id order,
+// and a rank's memory counter then runs in that order. Process and thread names follow the
+// events.
+class ChromeTraceWriter {
+ public:
+  // `write` receives the text piece by piece and returns false when it could not write.
+  ChromeTraceWriter(std::function<bool(const std::string&)> write, int num_ranks);
+  // `c`: the task's collective (collective members only).
+  void Add(const Task& task, const TraceRecord& rec, const Collective* c);
+  // Ends the document (`streams`: the graph's stream names); returns false if any write
+  // failed.
+  bool Finish(const std::vector<std::string>& streams, const std::string& executor,
+              double makespan_s);
+
+ private:
+  void Put(const std::string& event);
+
+  std::function<bool(const std::string&)> write_;
+  int num_ranks_;
+  std::set<std::pair<int, int>> rank_streams_;
+  std::vector<double> allocated_;
+  std::string buffer_;
+  bool first_ = true;
+  bool ok_ = true;
+};
 
 }  // namespace stratasim
 

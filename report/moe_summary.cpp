@@ -28,22 +28,20 @@ bool HasMoeFigures(const std::map<std::string, double>& figures) {
   return figures.count("moe.top_k") > 0;
 }
 
-MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
-                        const std::map<std::string, double>& figures, const Metrics& metrics) {
-  if (t.records.size() != g.tasks().size()) {
-    throw Error("MoE summary: the trace does not cover the graph");
-  }
-  if (measured < 1) throw Error("MoE summary: needs at least one measured iteration");
-  const int last = warmup + measured - 1;
-  std::vector<double> end(last + 1, 0);
-  for (const Task& task : g.tasks()) {
-    if (task.iteration <= last) {
-      end[task.iteration] = std::max(end[task.iteration], t.records[task.id].end_s);
-    }
+MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_iterations,
+                        const std::map<std::string, double>& figures) {
+  const std::vector<double>& end = measured.iteration_end_s;
+  const int last = static_cast<int>(end.size()) - 1;
+  const int warmup = last + 1 - measured_iterations;
+  if (measured_iterations < 1 || warmup < 0) {
+    throw Error("MoE summary: needs at least one measured iteration");
   }
   MoeSummary m;
   m.top_k = static_cast<int>(Figure(figures, "moe.top_k"));
-  for (int i = warmup; i <= last; ++i) m.iteration_s.push_back(end[i] - (i > 0 ? end[i - 1] : 0));
+  for (int i = warmup; i <= last; ++i) {
+    m.iteration_s.push_back(end[static_cast<size_t>(i)] -
+                            (i > 0 ? end[static_cast<size_t>(i) - 1] : 0));
+  }
   std::vector<double> sorted = m.iteration_s;
   std::sort(sorted.begin(), sorted.end());
   double sum = 0;
@@ -55,31 +53,16 @@ MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup,
   m.max_s = sorted.back();
   m.tokens_per_s = m.mean_s > 0 ? Figure(figures, "moe.tokens_per_iteration") / m.mean_s : 0;
 
-  const int n = g.num_ranks();
-  const double lo = warmup > 0 ? end[warmup - 1] : 0, hi = end[last];
-  std::vector<std::vector<Interval>> compute(n), a2a(n), placement(n);
-  for (const Task& task : g.tasks()) {
-    const TraceRecord& r = t.records[task.id];
-    if (task.kind == TaskKind::kCompute) {
-      compute[task.rank].push_back({r.start_s, r.end_s});
-    } else if (task.category == "a2a") {
-      a2a[task.rank].push_back({r.start_s, r.end_s});
-    } else if (task.category == "placement") {
-      placement[task.rank].push_back({r.start_s, r.end_s});
-    }
-  }
-  double exposed = 0, moved = 0, moved_exposed = 0;
-  for (int r = 0; r < n; ++r) {
-    const std::vector<Interval> busy = Union(compute[r]);
-    const std::vector<Interval> p = Union(placement[r]);
-    exposed += ExclusiveLength(Union(a2a[r]), busy, lo, hi);
-    moved += CoveredLength(p, lo, hi);
-    moved_exposed += ExclusiveLength(p, busy, lo, hi);
-  }
-  const double per = n > 0 ? 1.0 / (n * measured) : 0;
-  m.exposed_a2a_s = exposed * per;
-  m.placement_s = moved * per;
-  m.placement_exposed_s = moved_exposed * per;
+  // Tracked categories count from a task's start: waiting for the most loaded GPU, the
+  // imbalance, is part of the all-to-all's cost.
+  auto tracked = [&](const char* category) {
+    auto it = measured.tracked.find(category);
+    return it == measured.tracked.end() ? CategoryTime{} : it->second;
+  };
+  const double per = num_ranks > 0 ? 1.0 / (num_ranks * measured_iterations) : 0;
+  m.exposed_a2a_s = tracked("a2a").exposed_s * per;
+  m.placement_s = tracked("placement").covered_s * per;
+  m.placement_exposed_s = tracked("placement").exposed_s * per;
 
   m.load_std_before = Figure(figures, "moe.load_std_before");
   m.load_std_after = Figure(figures, "moe.load_std_after");
@@ -88,11 +71,29 @@ MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup,
   } else {
     m.load_balance_ratio = m.load_std_before > 0 ? INFINITY : 1;
   }
-  for (double b : metrics.peak_memory_bytes) m.peak_memory_bytes = std::max(m.peak_memory_bytes, b);
+  for (double b : measured.metrics.peak_memory_bytes) {
+    m.peak_memory_bytes = std::max(m.peak_memory_bytes, b);
+  }
   m.dropped_tokens = Figure(figures, "moe.dropped_tokens");
   m.replicas = Figure(figures, "moe.replicas");
   m.transfer_bytes = Figure(figures, "moe.transfer_bytes");
   return m;
+}
+
+MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
+                        const std::map<std::string, double>& figures, const Metrics& metrics) {
+  if (t.records.size() != g.tasks().size()) {
+    throw Error("MoE summary: the trace does not cover the graph");
+  }
+  if (measured < 1) throw Error("MoE summary: needs at least one measured iteration");
+  MetricsInput in;
+  in.warmup_iterations = warmup;
+  in.measured_iterations = measured;
+  TraceMeter meter(g.num_ranks(), in, kMoeTrackedCategories);
+  for (const Task& task : g.tasks()) meter.Add(task, t.records[static_cast<size_t>(task.id)]);
+  Measured m = meter.Finish(g.fold());
+  m.metrics = metrics;
+  return SummarizeMoe(m, g.num_ranks(), measured, figures);
 }
 
 std::string MoeSummaryJson(const MoeSummary& m) {

@@ -42,9 +42,16 @@ struct MoeSummary {
 // True when a plan's figures are those of an MoE strategy.
 bool HasMoeFigures(const std::map<std::string, double>& figures);
 
-// From the graph, its trace (tasks of category "a2a" and "placement"), the plan's figures
-// ("moe.*", strategies/moe/moe_graph.h) and the strategy's metrics. Throws stratasim::Error
-// when the trace does not match the graph.
+// The categories whose time the summary reads: a TraceMeter must track them.
+inline const std::vector<std::string> kMoeTrackedCategories = {"a2a", "placement"};
+
+// From what a TraceMeter tracking kMoeTrackedCategories measured over `num_ranks` ranks, and
+// the plan's figures ("moe.*", strategies/moe/moe_graph.h).
+MoeSummary SummarizeMoe(const Measured& m, int num_ranks, int measured,
+                        const std::map<std::string, double>& figures);
+
+// The same from a whole graph and its trace, with the strategy's metrics. Throws
+// stratasim::Error when the trace does not match the graph.
 MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
                         const std::map<std::string, double>& figures, const Metrics& metrics);
 
