@@ -172,12 +172,16 @@ int Run(const std::vector<std::string>& args) {
                                             ? vm["strategy"].as<std::vector<std::string>>()
                                             : std::vector<std::string>{};
   const std::string out = out_flag.empty() ? DefaultOutDir(s) : out_flag;
-  std::vector<StrategyRun> runs = RunStrategies(s, only, jobs);
+  const bool traces = !vm["no-traces"].as<bool>();
+  RunOptions options;
+  options.jobs = jobs;
+  options.whole = vm["write-graphs"].as<bool>();  // a graph file needs the whole graph
+  options.trace_dir = traces ? out : "";
+  std::vector<StrategyRun> runs = RunStrategies(s, only, options);
   SetPhase("writing the outputs");
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);
-  const bool traces = !vm["no-traces"].as<bool>();
   WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>(), traces);
   return Finish(out, results, traces);
 }

@@ -1,11 +1,15 @@
 #include "cli/run_scenario.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "cli/phase.h"
+#include "cli/streamed_run.h"
 #include "core/cleanup.h"
 #include "core/error.h"
 #include "core/resources.h"
@@ -19,20 +23,27 @@
 
 namespace stratasim {
 
-StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
-                        const ExecutionTrace& t, double samples_per_iteration,
-                        double tokens_per_sample) {
+MetricsInput MetricsInputFor(const Scenario& s, int num_ranks, double samples_per_iteration,
+                             double tokens_per_sample) {
   MetricsInput in;
   in.warmup_iterations = s.training.warmup_iterations;
   in.measured_iterations = s.training.measured_iterations;
   in.samples_per_iteration = samples_per_iteration;
   in.tokens_per_sample = tokens_per_sample;
-  for (int r = 0; r < g.num_ranks(); ++r) {
+  for (int r = 0; r < num_ranks; ++r) {
     const GpuSpec& gpu = s.cluster.GpuOfRank(r);
     in.peak_flops_per_rank.push_back(
         gpu.Supports(s.training.precision) ? gpu.Peak(s.training.precision) : 0.0);
     in.memory_capacity_per_rank.push_back(gpu.memory_bytes);
   }
+  return in;
+}
+
+StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
+                        const ExecutionTrace& t, double samples_per_iteration,
+                        double tokens_per_sample) {
+  const MetricsInput in =
+      MetricsInputFor(s, g.num_ranks(), samples_per_iteration, tokens_per_sample);
   StrategyResult r;
   r.name = spec.name;
   r.kind = spec.kind;
@@ -129,10 +140,44 @@ struct Budget {
   }
 };
 
+// PlanStrategy on a thread of its own: glibc gives each thread its own arena, whose memory,
+// once the plan is dropped, malloc_trim hands back to the system. Planned on this thread, a
+// sizing plan's memory stayed with the process, and a forked simulation counted it as its
+// own: 0.8 GB of the child's peak for GPT-175B's 5 M tasks.
+Plan PlanOnItsOwnThread(const Scenario& s, const StrategySpec& spec) {
+  std::optional<Plan> plan;
+  std::exception_ptr error;
+  std::thread planner([&] {
+    try {
+      plan = PlanStrategy(s, spec);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  planner.join();
+  if (error) std::rethrow_exception(error);
+  return std::move(*plan);
+}
+
+std::string IterationCount(const Scenario& s) {
+  const int n = s.training.warmup_iterations + s.training.measured_iterations;
+  return std::to_string(n) + (n == 1 ? " iteration" : " iterations");
+}
+
+// The fold and simulation notes a result shows.
+void AddFoldNotes(StrategyResult* r) {
+  if (r->fold.rfind("full: ", 0) == 0 &&
+      r->fold.find("implemented for kinds") == std::string::npos) {
+    r->notes.push_back("simulated in " + r->fold);
+  } else if (r->fold.rfind("folded", 0) == 0) {
+    r->notes.push_back(r->fold);
+  }
+}
+
 }  // namespace
 
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
-                                       int jobs) {
+                                       const RunOptions& options) {
   std::vector<const StrategySpec*> chosen;
   for (const std::string& name : only) {
     auto it = std::find_if(s.strategies.begin(), s.strategies.end(),
@@ -153,57 +198,86 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
 
   struct Planned {
     const StrategySpec* spec;
-    std::optional<Plan> plan;
+    std::optional<Plan> plan;  // a whole run's plan; a streamed run's plan of a few iterations
+    bool streamed = false;
     std::string error;
   };
-  // Every plan is built before any simulation runs, so they share one budget. Each is sized
-  // first from one iteration's plan: a run that would not fit is refused (ConfigError, exit 2)
-  // with the estimate, before its graph is built.
+  // Every strategy is planned (or sized) before any simulation runs, so that they share one
+  // budget. Each is sized first from a plan of two iterations: a run that would not fit is
+  // refused (ConfigError, exit 2) with the estimate, before its graph is built. A plan whose
+  // planner adds its iterations in order is simulated while it is planned, in its child, and
+  // holds a few iterations at a time; the others are planned whole here.
   Budget budget;
   budget.automatic = s.simulation.max_tasks <= 0;
   if (budget.automatic) budget.headroom = ReadMemoryHeadroom();
   const int iterations = s.training.warmup_iterations + s.training.measured_iterations;
   Scenario limited = s;
-  Scenario one = s;
-  one.training.warmup_iterations = 0;
-  one.training.measured_iterations = 1;
+  Scenario sizing_scenario = s;
+  sizing_scenario.training.warmup_iterations = 0;
+  sizing_scenario.training.measured_iterations = std::min(iterations, 2);
+  // The streamed child plans without the task limit: what it holds is bounded by retiring.
+  Scenario streamed_scenario = s;
+  streamed_scenario.simulation.max_tasks = 0;
   std::vector<Planned> planned;
   for (const StrategySpec* spec : chosen) {
     SetPhase("planning strategy", spec->name);
-    Planned p{spec, std::nullopt, ""};
+    Planned p{spec, std::nullopt, false, ""};
     const long long limit = budget.Limit(s.simulation.max_tasks);
-    limited.simulation.max_tasks = one.simulation.max_tasks = limit;
-    bool sizing = false;  // which plan hit the limit: one iteration's, or the run's
+    limited.simulation.max_tasks = sizing_scenario.simulation.max_tasks = limit;
+    bool sizing = false;  // which plan hit the limit: the sizing plan, or the run's
     try {
-      if (iterations > 1) {
-        sizing = true;
-        const Plan first = PlanStrategy(one, *spec);
-        sizing = false;
-        const double per_iteration = static_cast<double>(first.graph.tasks().size());
-        const double estimate = per_iteration * iterations;
-        // Iterations repeat one plan, less what a plan does once: the estimate is close but
-        // not exact, so only a clear excess is refused here; the limit itself stops the build.
-        if (estimate > 1.1 * static_cast<double>(limit)) {
-          throw ConfigError(
-              spec->where, spec->key_path, "",
-              budget.Refusal(s, *spec,
-                             "about " + Count(estimate) + " tasks (" + Count(per_iteration) +
-                                 " per iteration x " + std::to_string(iterations) + " iterations)",
-                             estimate, first.fold));
-        }
+      sizing = true;
+      Plan first = PlanOnItsOwnThread(sizing_scenario, *spec);
+      sizing = false;
+      const double per_iteration = static_cast<double>(first.graph.tasks().size()) /
+                                   sizing_scenario.training.measured_iterations;
+      const double total = per_iteration * iterations;
+      p.streamed = !options.whole && first.graph.iteration_ordered();
+      // Iterations repeat one plan, less what a plan does once: the estimate is close but
+      // not exact, so only a clear excess is refused here; the limit itself stops the build.
+      const double held =
+          p.streamed ? per_iteration * std::min(iterations, kStreamedIterationsHeld) : total;
+      if (held > 1.1 * static_cast<double>(limit)) {
+        throw ConfigError(
+            spec->where, spec->key_path, "",
+            budget.Refusal(
+                s, *spec,
+                "about " + Count(held) + " tasks (" + Count(per_iteration) + " per iteration x " +
+                    std::to_string(p.streamed ? std::min(iterations, kStreamedIterationsHeld)
+                                              : iterations) +
+                    " iterations" + (p.streamed ? " held at once" : "") + ")",
+                held, first.fold));
       }
-      p.plan = PlanStrategy(limited, *spec);
-      const double tasks = static_cast<double>(p.plan->graph.tasks().size());
-      budget.planned_tasks += tasks;
-      budget.largest_plan = std::max(budget.largest_plan, tasks);
+      if (total > 0.95 * 2147483647.0) {
+        throw ConfigError(spec->where, spec->key_path, "",
+                          "the plan needs about " + Count(total) + " tasks (" +
+                              Count(per_iteration) + " per iteration x " +
+                              std::to_string(iterations) +
+                              " iterations), past the 2147483647 a run may have (task ids are "
+                              "32-bit). " +
+                              WhatWouldHelp(s, *spec, first.fold));
+      }
+      if (p.streamed) {
+        budget.largest_plan = std::max(budget.largest_plan, held);
+        first.graph = TaskGraph(0);  // only its figures are kept
+        p.plan = std::move(first);
+      } else {
+        p.plan = iterations == sizing_scenario.training.measured_iterations
+                     ? std::move(first)
+                     : PlanStrategy(limited, *spec);
+        const double tasks = static_cast<double>(p.plan->graph.tasks().size());
+        budget.planned_tasks += tasks;
+        budget.largest_plan = std::max(budget.largest_plan, tasks);
+      }
     } catch (const ConfigError&) {
       throw;
     } catch (const TaskLimitError& e) {
-      throw ConfigError(spec->where, spec->key_path, "",
-                        budget.Refusal(s, *spec,
-                                       "more than " + Count(static_cast<double>(e.limit())) +
-                                           " tasks" + (sizing ? " in one iteration" : ""),
-                                       static_cast<double>(e.limit())));
+      throw ConfigError(
+          spec->where, spec->key_path, "",
+          budget.Refusal(s, *spec,
+                         "more than " + Count(static_cast<double>(e.limit())) + " tasks" +
+                             (sizing ? " in " + IterationCount(sizing_scenario) : ""),
+                         static_cast<double>(e.limit())));
     } catch (const Error& e) {
       p.error = e.what();
     }
@@ -211,16 +285,22 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
   }
   // Each simulation child adds its own state to the plans in memory: run no more at once
   // than the headroom holds (the outputs do not depend on it).
+  int jobs = options.jobs;
   if (budget.automatic && budget.headroom.bytes > 0 && budget.largest_plan > 0) {
     const double left = budget.headroom.bytes - budget.planned_tasks * kGraphBytesPerTask;
-    const double per_child = budget.largest_plan * kSimulationBytesPerTask;
+    const double per_child = budget.largest_plan * kBytesPerTaskEstimate;
     jobs = static_cast<int>(std::clamp(left / per_child, 1.0, static_cast<double>(jobs)));
   }
+  if (!options.trace_dir.empty()) CreateDirectories(options.trace_dir);
+#ifdef __GLIBC__
+  // The sizing plans are gone; their memory goes back (PlanOnItsOwnThread).
+  malloc_trim(0);
+#endif
   SetPhase("simulating");
   // Simulations run in child processes (sim/executor.h), up to `jobs` at once; results are
   // kept in the scenario's order, so the outputs do not depend on `jobs`.
   std::vector<StrategyRun> runs(planned.size());
-  auto finish = [&](size_t i, ExecutionTrace trace) {
+  auto finish_whole = [&](size_t i, ExecutionTrace trace) {
     Planned& p = planned[i];
     StrategyRun& run = runs[i];
     run.trace = std::move(trace);
@@ -228,12 +308,6 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
                           p.plan->tokens_per_sample);
     run.result.notes = p.plan->notes;
     run.result.fold = p.plan->fold;
-    if (run.result.fold.rfind("full: ", 0) == 0 &&
-        run.result.fold.find("implemented for kinds") == std::string::npos) {
-      run.result.notes.push_back("simulated in " + run.result.fold);
-    } else if (run.result.fold.rfind("folded", 0) == 0) {
-      run.result.notes.push_back(run.result.fold);
-    }
     run.result.tasks = static_cast<long long>(p.plan->graph.tasks().size());
     run.result.activities = run.trace.activities;
     run.result.instants = run.trace.instants;
@@ -247,6 +321,16 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
     run.graph = std::move(p.plan->graph);
   };
+  auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {
+    Planned& p = planned[i];
+    StrategyRun& run = runs[i];
+    StrategyResult r = FinishStreamedRun(process);
+    r.name = p.spec->name;
+    r.kind = p.spec->kind;
+    r.num_gpus = s.cluster.NumGpus();
+    run.result = std::move(r);
+    run.streamed = true;
+  };
   std::vector<sim::SimulationProcess> running;
   std::vector<size_t> running_index;
   size_t next = 0;
@@ -254,12 +338,23 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
   while (next < planned.size() || !running.empty()) {
     while (next < planned.size() && running.size() < max_jobs) {
       const size_t i = next++;
-      if (!planned[i].plan) continue;
+      Planned& p = planned[i];
+      if (!p.plan) continue;
       try {
-        running.push_back(sim::StartSimulation(planned[i].plan->graph, s.cluster, s.simulation));
+        if (p.streamed) {
+          if (!options.trace_dir.empty()) {
+            runs[i].trace_file = std::make_shared<AtomicFile>(options.trace_dir + "/" +
+                                                              p.spec->name + ".trace.json");
+          }
+          running.push_back(StartStreamedRun(streamed_scenario, *p.spec,
+                                             p.plan->samples_per_iteration,
+                                             p.plan->tokens_per_sample, runs[i].trace_file.get()));
+        } else {
+          running.push_back(sim::StartSimulation(p.plan->graph, s.cluster, s.simulation));
+        }
         running_index.push_back(i);
       } catch (const Error& e) {
-        planned[i].error = e.what();
+        p.error = e.what();
       }
     }
     if (running.empty()) continue;
@@ -269,7 +364,12 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     running.erase(running.begin() + static_cast<long>(k));
     running_index.erase(running_index.begin() + static_cast<long>(k));
     try {
-      finish(i, sim::FinishSimulation(process));
+      if (planned[i].streamed) {
+        finish_streamed(i, process);
+      } else {
+        finish_whole(i, sim::FinishSimulation(process));
+      }
+      AddFoldNotes(&runs[i].result);
     } catch (const Error& e) {
       planned[i].error = e.what();
     }
@@ -283,6 +383,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     run.result.num_gpus = s.cluster.NumGpus();
     run.result.ok = false;
     run.result.error = planned[i].error;
+    run.trace_file.reset();  // removes what the failed run wrote
   }
   return runs;
 }
@@ -319,7 +420,9 @@ void WriteOutputs(const std::string& dir, const RunResults& results,
   cleanup::RemoveStaleTempFiles(dir);  // what a run killed by SIGKILL left here
   for (const StrategyRun& run : runs) {
     if (!run.result.ok) continue;
-    if (write_traces) {
+    if (write_traces && run.trace_file) {
+      run.trace_file->Commit();
+    } else if (write_traces && !run.streamed) {
       WriteFileAtomically(dir + "/" + run.result.name + ".trace.json",
                           ChromeTraceJson(run.graph, run.trace));
     }

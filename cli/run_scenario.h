@@ -2,22 +2,51 @@
 #ifndef STRATASIM_CLI_RUN_SCENARIO_H_
 #define STRATASIM_CLI_RUN_SCENARIO_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/scenario.h"
 #include "core/task_graph.h"
 #include "core/trace.h"
+#include "report/atomic_file.h"
 #include "report/results.h"
 
 namespace stratasim {
 
-// A strategy's plan and trace, kept for the per-strategy output files.
+// A strategy's result and what its output files need. A plan simulated whole keeps its
+// graph and trace; a streamed one (docs/scale.md, "Iterations") has neither, and wrote its
+// Chrome trace as it ran into `trace_file`, which WriteOutputs puts in place.
 struct StrategyRun {
   StrategyResult result;
   TaskGraph graph;
   ExecutionTrace trace;
+  bool streamed = false;
+  std::shared_ptr<AtomicFile> trace_file;  // a streamed run's trace; none when not asked for
 };
+
+// How RunStrategies runs the simulations.
+struct RunOptions {
+  int jobs = 1;  // simulations at once, each in its own process
+  // Where streamed runs write their Chrome traces as they run; "" writes none.
+  std::string trace_dir;
+  // Simulates every plan whole, keeping its graph and trace (--write-graphs). Otherwise a
+  // plan whose planner adds its iterations in order is planned while it is simulated, and
+  // only a few iterations are ever held.
+  bool whole = false;
+};
+
+// Options that keep every plan's graph and trace (tests that read them).
+inline RunOptions WholeRuns() {
+  RunOptions o;
+  o.whole = true;
+  return o;
+}
+
+// Iterations a streamed run holds at most at once, for its memory estimate: the one running,
+// the next (taken in as the first task of this one starts), and the finished ones not yet
+// retired (the executor retires in batches of a quarter of what it holds).
+inline constexpr int kStreamedIterationsHeld = 3;
 
 // Memory a task of a plan costs, in two parts. The graph (the Task, its name and
 // dependencies) and, after its simulation, its trace record stay in this process until the
@@ -36,7 +65,11 @@ inline constexpr double kBytesPerTaskEstimate = kGraphBytesPerTask + kSimulation
 // simulated (stratasim::Error) is recorded as failed, and the others still run. Up to `jobs`
 // simulations run at once, each in its own process; the results do not depend on `jobs`.
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
-                                       int jobs = 1);
+                                       const RunOptions& options = {});
+
+// The metrics' input for a plan of `num_ranks` ranks of scenario `s`.
+MetricsInput MetricsInputFor(const Scenario& s, int num_ranks, double samples_per_iteration,
+                             double tokens_per_sample);
 
 // Metrics of one simulated plan of scenario `s`.
 StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
@@ -50,7 +83,8 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
 // Header facts of the results: scenario, seed, version, cluster and model summaries.
 RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
 
-// Writes results.json, results.csv and, per strategy, <name>.trace.json (Chrome/Perfetto)
+// Writes results.json, results.csv and, per strategy, <name>.trace.json (Chrome/Perfetto:
+// from the graph and trace of a whole run, or the streamed run's own file)
 // and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`. Without
 // `write_traces` the Chrome traces are left out (a 100-iteration MoE run writes ~75 MB each).
 void WriteOutputs(const std::string& dir, const RunResults& results,

@@ -197,9 +197,9 @@ TEST(FoldRefuses, TheReportSaysWhy) {
 }
 
 // The ConfigError RunStrategies throws for `s`.
-ConfigError RefusalOf(const Scenario& s) {
+ConfigError RefusalOf(const Scenario& s, const RunOptions& options = {}) {
   try {
-    RunStrategies(s, {});
+    RunStrategies(s, {}, options);
   } catch (const ConfigError& e) {
     return e;
   }
@@ -223,7 +223,7 @@ TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
   EXPECT_EQ(e.where().line, 15);
   EXPECT_EQ(e.key(), "strategies[0]");
   EXPECT_EQ(e.rule(),
-            "the plan needs more than 2000 tasks in one iteration, over simulation.max_tasks "
+            "the plan needs more than 2000 tasks in 2 iterations, over simulation.max_tasks "
             "(2000). What would help: simulation.fold: auto (simulates one block of identical "
             "replicas); fewer iterations (training.iterations, now 1 warm-up + 2 measured); "
             "fewer micro-batches (a smaller global_batch or a larger micro_batch); fewer layers "
@@ -231,17 +231,34 @@ TEST(TaskBudget, APlanPastMaxTasksIsRefusedWithAdvice) {
 }
 
 TEST(TaskBudget, TheEstimateRefusesBeforeTheWholeGraphIsBuilt) {
-  const Scenario s = LoadScenarioText(
-      Cluster(4, "{kind: rail_optimized}") + kModel +
-          "simulation: {max_tasks: 30000}\n"
-          "strategies:\n  - {name: a, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n",
-      "budget.yaml");
-  // One iteration fits; the 2 (1 warm-up + 1 measured) do not.
-  const ConfigError e = RefusalOf(s);
-  EXPECT_EQ(e.rule().rfind("the plan needs about ", 0), 0u) << e.what();
-  EXPECT_NE(e.rule().find(" per iteration x 2 iterations), over simulation.max_tasks (30000)"),
+  auto scenario = [](long long max, int measured) {
+    return LoadScenarioText(
+        Cluster(4, "{kind: rail_optimized}") +
+            "model: {kind: gpt, layers: 8, hidden: 1024, heads: 16, sequence: 1024, "
+            "vocabulary: 8192}\n"
+            "training: {global_batch: 64, micro_batch: 2, precision: bf16, "
+            "iterations: {warmup: 1, measured: " +
+            std::to_string(measured) + "}}\nsimulation: {max_tasks: " + std::to_string(max) +
+            "}\nstrategies:\n  - {name: a, kind: 3d, options: {tensor: 8, stages: 1, data: 4}}\n",
+        "budget.yaml");
+  };
+  const long long two = RunStrategies(scenario(100000000, 1), {})[0].result.tasks;
+  ASSERT_GT(two, 0);
+  // Two iterations fit; a run of 10, planned whole, does not: refused on the estimate.
+  const ConfigError whole = RefusalOf(scenario(two + 100, 9), WholeRuns());
+  EXPECT_EQ(whole.rule().rfind("the plan needs about ", 0), 0u) << whole.what();
+  EXPECT_NE(whole.rule().find(" per iteration x 10 iterations), over simulation.max_tasks"),
             std::string::npos)
-      << e.what();
+      << whole.what();
+  // Streamed, the run holds three iterations at most: refused too, on that estimate.
+  const ConfigError streamed = RefusalOf(scenario(two + 100, 9));
+  EXPECT_NE(streamed.rule().find(" per iteration x 3 iterations held at once), over"),
+            std::string::npos)
+      << streamed.what();
+  // With room for three it runs all ten.
+  const std::vector<StrategyRun> runs = RunStrategies(scenario(2 * two, 9), {});
+  ASSERT_TRUE(runs[0].result.ok) << runs[0].result.error;
+  EXPECT_GT(runs[0].result.tasks, 4 * two);
 }
 
 TEST(TaskBudget, MixtureOfExpertsPlansTakeTheLimitToo) {
@@ -254,7 +271,8 @@ TEST(TaskBudget, MixtureOfExpertsPlansTakeTheLimitToo) {
           "strategies:\n  - {name: m, kind: deepspeed-moe}\n",
       "moe.yaml");
   const ConfigError e = RefusalOf(s);
-  EXPECT_EQ(e.rule().rfind("the plan needs more than 50 tasks, over", 0), 0u) << e.what();
+  EXPECT_EQ(e.rule().rfind("the plan needs more than 50 tasks in 1 iteration, over", 0), 0u)
+      << e.what();
 }
 
 TEST(TaskBudget, SharedAcrossStrategies) {
@@ -268,19 +286,23 @@ TEST(TaskBudget, SharedAcrossStrategies) {
     t.replace(t.find("MAX"), 3, std::to_string(max));
     return LoadScenarioText(t, "budget.yaml");
   };
-  const long long one = RunStrategies(scenario(100000000), {})[0].result.tasks;
+  // Plans simulated whole are all held here until the outputs are written.
+  const long long one = RunStrategies(scenario(100000000), {}, WholeRuns())[0].result.tasks;
   ASSERT_GT(one, 0);
-  const std::vector<StrategyRun> both = RunStrategies(scenario(2 * one), {});
+  const std::vector<StrategyRun> both = RunStrategies(scenario(2 * one), {}, WholeRuns());
   EXPECT_TRUE(both[0].result.ok && both[1].result.ok);
   // Whatever the first plan used, the second cannot have.
-  const ConfigError e = RefusalOf(scenario(2 * one - 1));
+  const ConfigError e = RefusalOf(scenario(2 * one - 1), WholeRuns());
   EXPECT_EQ(e.key(), "strategies[1]");
-  // The whole run's plan hit the limit, not one iteration's.
+  // The whole run's plan (its two iterations) hit the limit.
   EXPECT_EQ(e.rule().rfind("the plan needs more than " + std::to_string(one - 1) +
-                               " tasks, over simulation.max_tasks",
+                               " tasks in 2 iterations, over simulation.max_tasks",
                            0),
             0u)
       << e.what();
+  // Streamed plans are not held here: each fits on its own.
+  const std::vector<StrategyRun> streamed = RunStrategies(scenario(one + 10), {});
+  EXPECT_TRUE(streamed[0].result.ok && streamed[1].result.ok);
 }
 
 }  // namespace

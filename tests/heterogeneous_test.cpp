@@ -40,7 +40,7 @@ strategies:
 
 StrategyRun RunDdp(const std::string& second_gpu) {
   Scenario s = LoadScenarioText(ScenarioText(second_gpu), "hetero.yaml");
-  std::vector<StrategyRun> runs = RunStrategies(s, {});
+  std::vector<StrategyRun> runs = RunStrategies(s, {}, WholeRuns());
   EXPECT_EQ(runs.size(), 1u);
   EXPECT_TRUE(runs[0].result.ok) << runs[0].result.error;
   return std::move(runs[0]);

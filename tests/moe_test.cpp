@@ -112,7 +112,7 @@ TEST(MoeTest, SkewedRoutingIsSetByTheMostLoadedGpuAndBalanced) {
   // the expert compute of the GPU with the most tokens.
   const StrategySpec& spec = s.strategies[0];
   const Plan plan = PlanStrategy(s, spec);
-  std::vector<StrategyRun> runs = RunStrategies(s, {"baseline"});
+  std::vector<StrategyRun> runs = RunStrategies(s, {"baseline"}, WholeRuns());
   const ExecutionTrace& t = runs[0].trace;
   OptionReader opt(spec);
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
