@@ -5,9 +5,9 @@ simulated for 2, 20, 100 ... measured iterations, --no-traces, one job.
     bench/iteration_memory.py [--binary build/cli/stratasim] [--iterations 2 20 100]
 
 Prints, per row, the plan's tasks, the run's peak RSS (the largest of the parent and its
-simulation child, from getrusage), and the bytes per task and per iteration. Every iteration is
-in the task graph and the trace, so today the peak grows with iterations x tasks per iteration
-(docs/limits.md); the bytes per task are what cli/run_scenario.h's estimate must cover.
+simulation child, from getrusage), and the bytes per task and per iteration. The run plans the
+strategy while it simulates it and holds a few iterations at a time (docs/scale.md,
+"Iterations"), so the peak should not grow with iterations: MB/iteration near 0.
 """
 import argparse
 import json
