@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -262,7 +263,9 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         first.graph = TaskGraph(0);  // only its figures are kept
         p.plan = std::move(first);
       } else {
-        p.plan = iterations == sizing_scenario.training.measured_iterations
+        // The sizing plan is the run's when it has the run's iterations, warm-up included.
+        p.plan = s.training.warmup_iterations == 0 &&
+                         iterations == sizing_scenario.training.measured_iterations
                      ? std::move(first)
                      : PlanStrategy(limited, *spec);
         const double tasks = static_cast<double>(p.plan->graph.tasks().size());
@@ -363,15 +366,16 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     sim::SimulationProcess process = running[k];
     running.erase(running.begin() + static_cast<long>(k));
     running_index.erase(running_index.begin() + static_cast<long>(k));
+    Planned& p = planned[i];
     try {
-      if (planned[i].streamed) {
+      if (p.streamed) {
         finish_streamed(i, process);
       } else {
         finish_whole(i, sim::FinishSimulation(process));
       }
       AddFoldNotes(&runs[i].result);
     } catch (const Error& e) {
-      planned[i].error = e.what();
+      p.error = e.what();
     }
   }
   for (size_t i = 0; i < planned.size(); ++i) {

@@ -159,8 +159,15 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   const int n = source.graph().num_ranks();
   TraceMeter meter(n, MetricsInputFor(s, n, samples, tokens), kMoeTrackedCategories);
   std::optional<ChromeTraceWriter> writer;
+  int write_errno = 0;
   if (trace_fd >= 0) {
-    writer.emplace([trace_fd](const std::string& text) { return WriteFd(trace_fd, text); }, n);
+    writer.emplace(
+        [trace_fd, &write_errno](const std::string& text) {
+          if (WriteFd(trace_fd, text)) return true;
+          write_errno = errno;
+          return false;
+        },
+        n);
   }
   sim::RetireSink sink;
   sink.task = [&](const Task& t, const TraceRecord& r, const std::string&) {
@@ -188,7 +195,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   }
   r.peak_memory_per_stage_bytes = PeakMemoryPerStage(plan.rank_stage, r.metrics.peak_memory_bytes);
   if (writer && !writer->Finish(plan.graph.streams(), trace.executor, trace.makespan_s)) {
-    throw Error(std::string("cannot write the Chrome trace: ") + std::strerror(errno));
+    throw Error(std::string("cannot write the Chrome trace: ") + std::strerror(write_errno));
   }
   return r;
 }

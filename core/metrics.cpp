@@ -85,8 +85,10 @@ void TraceMeter::Add(const Task& task, const TraceRecord& r) {
   if (it == category_set_.end()) {
     it = category_set_.emplace(category, sets_.AddSet()).first;
     exposed_of_[category].assign(static_cast<size_t>(n_), 0);
+    category_on_rank_[category].assign(static_cast<size_t>(n_), 0);
   }
   sets_.Add(it->second, task.rank, active);
+  category_on_rank_[category][static_cast<size_t>(task.rank)] = 1;
 }
 
 double TraceMeter::WindowStart() const {
@@ -203,7 +205,11 @@ Measured TraceMeter::Finish(const std::vector<int>& fold) {
   m.exposed_comm_fraction = n > 0 ? weighted(exposed_) / n / window : 0;
   m.idle_fraction = n > 0 ? weighted(idle_) / n / window : 0;
   for (const auto& [category, per_rank] : exposed_of_) {
-    m.exposed_comm_by_category[category] = n > 0 ? weighted(per_rank) / n / window : 0;
+    // A category only folded ranks' mirror tasks had stands for nothing.
+    const std::vector<char>& on = category_on_rank_[category];
+    bool counted = false;
+    for (size_t r = 0; r < on.size(); ++r) counted = counted || (on[r] && weight[r] > 0);
+    if (counted) m.exposed_comm_by_category[category] = n > 0 ? weighted(per_rank) / n / window : 0;
   }
   for (size_t i = 0; i < tracked_names_.size(); ++i) {
     out.tracked[tracked_names_[i]] =

@@ -102,6 +102,7 @@ class TraceMeter {
   // Per rank.
   std::vector<double> model_flops_, hardware_flops_, exposed_, idle_;
   std::map<std::string, std::vector<double>> exposed_of_;
+  std::map<std::string, std::vector<char>> category_on_rank_;  // which ranks had the category
   std::vector<std::vector<double>> tracked_covered_, tracked_exposed_;  // [tracked][rank]
   struct MemoryEvent {
     double time;

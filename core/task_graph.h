@@ -115,6 +115,10 @@ struct Collective {
   std::vector<TaskId> members;     // the member task of ranks[i] is members[i]
 };
 
+// Ends the message of every error that says a plan cannot be simulated while it is planned
+// (docs/scale.md, "Iterations"); `stratasim run` then simulates that plan whole.
+inline constexpr char kSimulateWhole[] = "simulate this plan whole (--write-graphs, docs/scale.md)";
+
 // Adding a task past TaskGraph::SetTaskLimit. Callers that know what the plan was for turn it
 // into advice (cli/run_scenario.cpp).
 class TaskLimitError : public Error {

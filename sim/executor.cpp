@@ -238,6 +238,7 @@ class Executor {
     pending_.GrowTo(hi, 0);
     times_.GrowTo(hi, Times{});
     done_.GrowTo(hi, 0);
+    claimed_.GrowTo(hi, 0);
     std::vector<std::uint32_t> count(static_cast<size_t>(hi - lo) + 1, 0);
     std::vector<std::pair<TaskId, TaskId>> edges;  // (from, to), from in this batch
     std::vector<TaskId> preds;
@@ -252,6 +253,7 @@ class Executor {
       preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
       for (TaskId d : preds) {
         if (d < retired_ || done_[d]) continue;
+        if (claimed_[d]) RefuseLateEdge(t, d);
         ++pending_[id];
         if (d >= lo) {
           ++count[static_cast<size_t>(d - lo) + 1];
@@ -261,6 +263,7 @@ class Executor {
         }
       }
       prev = id;
+      if (t.mirror >= 0 && t.mirror >= retired_ && claimed_[t.mirror]) RefuseLateEdge(t, t.mirror);
       if (t.mirror >= 0 && t.mirror >= retired_ && times_[t.mirror].start_s < 0) {
         mirrors_[t.mirror].push_back(id);  // waits for its counterpart's start (Task::mirror)
         ++pending_[id];
@@ -320,8 +323,16 @@ class Executor {
                   unknown ? Now() : ready);
     throw Error("simulating while planning: task " + std::to_string(t.id) + " '" + t.name +
                 "' (iteration " + std::to_string(t.iteration) + ") could start " + when +
-                ", before its iteration was planned; simulate this plan whole "
-                "(--write-graphs, docs/scale.md)");
+                ", before its iteration was planned; " + kSimulateWhole);
+  }
+
+  // A task taken in that waits for a task already running inside a fused chain (claimed by
+  // StartCompute) would be released at the chain's end, not at that task's: a dependency two
+  // iterations ahead, which no planner makes. Refused rather than simulated differently.
+  [[noreturn]] void RefuseLateEdge(const Task& t, TaskId on) const {
+    throw Error("simulating while planning: task " + std::to_string(t.id) + " '" + t.name +
+                "' (iteration " + std::to_string(t.iteration) + ") waits for task " +
+                std::to_string(on) + ", which already runs fused with others; " + kSimulateWhole);
   }
 
   // Before task `t` starts: the next iteration is taken in once a task of this one starts,
@@ -353,9 +364,6 @@ class Executor {
       const TaskId s = succ_[static_cast<long long>(e)];
       if (--pending_[s] == 0) ready_.push_back(s);
     }
-    ReleaseLateSuccessors(id);
-  }
-  void ReleaseLateSuccessors(TaskId id) {
     if (late_succ_.empty()) return;
     auto late = late_succ_.find(id);
     if (late == late_succ_.end()) return;
@@ -400,6 +408,7 @@ class Executor {
     pending_.DropBelow(below);
     times_.DropBelow(below);
     done_.DropBelow(below);
+    claimed_.DropBelow(below);
     succ_.DropBelow(static_cast<long long>(succ_begin_[below]));
     succ_begin_.DropBelow(below);
     source_.Retire(below);
@@ -495,8 +504,11 @@ class Executor {
         const TaskId next = SingleSuccessor(cur);
         if (next < 0) break;
         const Task& n = G().task(next);
+        // A task of the newest iteration taken in may still get successors from the next:
+        // the chain stops before it (Ingest refuses an edge to a claimed task).
         if (pending_[next] != 1 || n.rank != t.rank || mirrors_.count(next) > 0 ||
-            (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory)) {
+            (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory) ||
+            (!complete_ && n.iteration >= requested_)) {
           break;
         }
         const double part =
@@ -504,6 +516,7 @@ class Executor {
                 ? 0.0
                 : std::max(0.0, ComputeTaskSeconds(n, cluster_.GpuOfRank(n.rank), spec_));
         pending_[next] = 0;  // claimed: it runs inside this Exec, never from ready_
+        claimed_[next] = 1;
         fused_parts_.push_back({next, part});
         seconds += part;
         cur = next;
@@ -559,9 +572,6 @@ class Executor {
         rec.end_s = c.seconds > 0 ? c.start_s + elapsed * (sum / c.seconds) : c.start_s;
         done_[c.parts[i].first] = 1;
         ++finished_;
-        // A successor taken in while the chain ran (a dependency on a task two iterations
-        // back, which no planner makes today) is released at the chain's end.
-        ReleaseLateSuccessors(c.parts[i].first);
       }
     }
     done_queue_.push_back(c.parts.back().first);
@@ -888,6 +898,7 @@ class Executor {
   };
   Window<Times> times_;
   Window<char> done_;
+  Window<char> claimed_;  // runs inside a fused chain (StartCompute)
   size_t finished_ = 0;
   TaskId ingested_end_ = 0;   // tasks [0, ingested_end_) are taken in
   TaskId retired_ = 0;        // tasks [0, retired_) went to the sink
@@ -955,12 +966,13 @@ ExecutionTrace RunSimulation(TaskSource& source, const ClusterSpec& cluster,
   Platform platform = BuildPlatform(cluster);
   Executor executor(source, cluster, spec, platform, sink);
   g_current = &executor;
+  struct Unset {
+    ~Unset() { g_current = nullptr; }
+  } unset;  // also when Run throws from a SimGrid callback
   sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
     if (g_current) g_current->OnCompletion(a);
   });
-  ExecutionTrace trace = executor.Run();
-  g_current = nullptr;
-  return trace;
+  return executor.Run();
 }
 
 // The times of a whole graph's tasks, 24 bytes a task until the records are made.

@@ -311,7 +311,8 @@ TEST(Executor, ATaskThatCouldHaveStartedBeforeItWasTakenInIsAnError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(
                   "task 8 'lone' (iteration 3) could start at 0 s, before its iteration was "
-                  "planned; simulate this plan whole (--write-graphs, docs/scale.md)"),
+                  "planned; " +
+                  std::string(kSimulateWhole)),
               std::string::npos)
         << e.what();
   }

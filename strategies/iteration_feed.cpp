@@ -61,9 +61,9 @@ bool IterationFeed::Through(int iteration) {
     cv_.wait(lock, [&] { return done_ || (paused_ && (paused_at_ > allowed_ || out_of_order_)); });
   }
   if (out_of_order_) {
-    throw Error(
-        "the planner added a task of an earlier iteration after a later one: this plan "
-        "can only be simulated whole");
+    throw Error(std::string("simulating while planning: the planner added a task of an earlier "
+                            "iteration after a later one; ") +
+                kSimulateWhole);
   }
   if (error_) std::rethrow_exception(error_);
   return !done_;

@@ -1,6 +1,7 @@
 // A plan simulated while it is planned (docs/scale.md, "Iterations") is the same simulation as
-// the whole plan: the same tasks at the same times. Only the figures summed piece by piece may
-// differ, in their last bits.
+// the whole plan: the same tasks at the same times, up to rounding (a fused chain of kernels
+// stops before the newest iteration taken in, and fused parts' times are rounded
+// differently). The figures summed piece by piece differ in their last bits too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,15 +44,20 @@ void ExpectSameRuns(const std::string& text) {
     ASSERT_TRUE(b.ok) << b.error;
     EXPECT_TRUE(streamed[i].streamed || b.kind == "pipeline");
     EXPECT_EQ(a.tasks, b.tasks);
-    EXPECT_EQ(a.metrics.iteration_time_s, b.metrics.iteration_time_s);
-    EXPECT_EQ(a.metrics.model_flops_per_iteration, b.metrics.model_flops_per_iteration);
+    EXPECT_NEAR(a.metrics.iteration_time_s, b.metrics.iteration_time_s,
+                1e-12 * b.metrics.iteration_time_s);
+    EXPECT_NEAR(a.metrics.model_flops_per_iteration, b.metrics.model_flops_per_iteration,
+                1e-12 * b.metrics.model_flops_per_iteration);
     EXPECT_NEAR(a.metrics.exposed_comm_fraction, b.metrics.exposed_comm_fraction, 1e-12);
     EXPECT_NEAR(a.metrics.idle_fraction, b.metrics.idle_fraction, 1e-12);
     EXPECT_EQ(a.metrics.peak_memory_bytes, b.metrics.peak_memory_bytes);
     EXPECT_EQ(a.peak_memory_per_stage_bytes, b.peak_memory_per_stage_bytes);
     ASSERT_EQ(a.moe.has_value(), b.moe.has_value());
     if (a.moe) {
-      EXPECT_EQ(a.moe->iteration_s, b.moe->iteration_s);
+      ASSERT_EQ(a.moe->iteration_s.size(), b.moe->iteration_s.size());
+      for (size_t k = 0; k < a.moe->iteration_s.size(); ++k) {
+        EXPECT_NEAR(a.moe->iteration_s[k], b.moe->iteration_s[k], 1e-12 * b.moe->iteration_s[k]);
+      }
       EXPECT_NEAR(a.moe->exposed_a2a_s, b.moe->exposed_a2a_s, 1e-12);
       EXPECT_EQ(a.moe->load_balance_ratio, b.moe->load_balance_ratio);
     }
@@ -80,15 +86,22 @@ TEST(StreamedRun, PipelinesAreTheWholeSimulation) {
 }
 
 TEST(StreamedRun, MixtureOfExpertsIsTheWholeSimulation) {
-  ExpectSameRuns(Cluster() +
-                 "model: {kind: moe, layers: 2, hidden: 512, heads: 8, sequence: 256, "
-                 "vocabulary: 1000, experts: 16}\n"
-                 "training: {global_batch: 32, micro_batch: 2, "
-                 "iterations: {warmup: 1, measured: 5}}\n"
-                 "strategies:\n"
-                 "  - {name: baseline, kind: deepspeed-moe}\n"
-                 "  - {name: fastermoe, kind: fastermoe}\n"
-                 "  - {name: pro-prophet, kind: pro-prophet}\n");
+  auto scenario = [](const std::string& iterations) {
+    return Cluster() +
+           "model: {kind: moe, layers: 2, hidden: 512, heads: 8, sequence: 256, "
+           "vocabulary: 1000, experts: 16}\n"
+           "training: {global_batch: 32, micro_batch: 2, iterations: " +
+           iterations +
+           "}\n"
+           "strategies:\n"
+           "  - {name: baseline, kind: deepspeed-moe}\n"
+           "  - {name: fastermoe, kind: fastermoe}\n"
+           "  - {name: pro-prophet, kind: pro-prophet}\n";
+  };
+  ExpectSameRuns(scenario("{warmup: 1, measured: 5}"));
+  // Two iterations, one of them warm-up: the whole run is not the two-iteration sizing plan,
+  // whose iterations are all measured (the MoE figures average the measured ones).
+  ExpectSameRuns(scenario("{warmup: 1, measured: 1}"));
 }
 
 // The Chrome trace a streamed run writes as it goes has every task of every iteration.
