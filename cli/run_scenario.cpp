@@ -213,9 +213,13 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
   if (budget.automatic) budget.headroom = ReadMemoryHeadroom();
   const int iterations = s.training.warmup_iterations + s.training.measured_iterations;
   Scenario limited = s;
+  // A run of a few iterations holds them all anyway: it is planned whole, sized from one
+  // iteration. A longer one is sized from two, which also shows whether the planner adds its
+  // iterations in order, as streaming needs.
+  const bool may_stream = !options.whole && iterations > kStreamedIterationsHeld;
   Scenario sizing_scenario = s;
   sizing_scenario.training.warmup_iterations = 0;
-  sizing_scenario.training.measured_iterations = std::min(iterations, 2);
+  sizing_scenario.training.measured_iterations = may_stream ? 2 : 1;
   // The streamed child plans without the task limit: what it holds is bounded by retiring.
   Scenario streamed_scenario = s;
   streamed_scenario.simulation.max_tasks = 0;
@@ -233,7 +237,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
       const double per_iteration = static_cast<double>(first.graph.tasks().size()) /
                                    sizing_scenario.training.measured_iterations;
       const double total = per_iteration * iterations;
-      p.streamed = !options.whole && first.graph.iteration_ordered();
+      p.streamed = may_stream && first.graph.iteration_ordered();
       // Iterations repeat one plan, less what a plan does once: the estimate is close but
       // not exact, so only a clear excess is refused here; the limit itself stops the build.
       const double held =

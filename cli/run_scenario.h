@@ -31,8 +31,8 @@ struct RunOptions {
   // Where streamed runs write their Chrome traces as they run; "" writes none.
   std::string trace_dir;
   // Simulates every plan whole, keeping its graph and trace (--write-graphs). Otherwise a
-  // plan whose planner adds its iterations in order is planned while it is simulated, and
-  // only a few iterations are ever held.
+  // run of more than kStreamedIterationsHeld iterations whose planner adds them in order is
+  // planned while it is simulated, and only a few iterations are ever held.
   bool whole = false;
 };
 

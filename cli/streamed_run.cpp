@@ -157,7 +157,9 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   IterationFeed feed(s, spec);
   FeedSource source(feed);
   const int n = source.graph().num_ranks();
-  TraceMeter meter(n, MetricsInputFor(s, n, samples, tokens), kMoeTrackedCategories);
+  // Planners set the fold before their first task (it is known here).
+  TraceMeter meter(n, MetricsInputFor(s, n, samples, tokens), kMoeTrackedCategories,
+                   source.graph().fold());
   std::optional<ChromeTraceWriter> writer;
   int write_errno = 0;
   if (trace_fd >= 0) {

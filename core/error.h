@@ -1,4 +1,4 @@
-// Errors as exceptions, caught in main (DESIGN.md): library code never exits.
+// Errors as exceptions, caught in main (docs/architecture.md): library code never exits.
 #ifndef STRATASIM_CORE_ERROR_H_
 #define STRATASIM_CORE_ERROR_H_
 

@@ -21,7 +21,8 @@ std::string CategoryOf(const Task& t) {
 
 }  // namespace
 
-TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked)
+TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked,
+                       std::vector<int> fold)
     : n_(num_ranks),
       in_(std::move(in)),
       first_(in_.warmup_iterations),
@@ -31,6 +32,14 @@ TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> 
       window_start_known_(in_.warmup_iterations == 0) {
   if (in_.measured_iterations < 1) throw Error("metrics need at least one measured iteration");
   const size_t n = static_cast<size_t>(n_);
+  // A folded graph (TaskGraph::fold) simulates one representative per class of identical
+  // ranks: each task of a representative stands for the ranks it represents, and a folded
+  // rank's per-rank figures are its representative's. Mirror tasks on folded ranks move
+  // traffic but stand for nothing.
+  if (!fold.empty() && fold.size() != n) throw Error("metrics: the fold does not match the ranks");
+  fold_ = std::move(fold);
+  weight_.assign(n, fold_.empty() ? 1.0 : 0.0);
+  for (size_t r = 0; r < n && !fold_.empty(); ++r) weight_[static_cast<size_t>(fold_[r])] += 1;
   iteration_end_.assign(static_cast<size_t>(last_) + 1, -1);
   model_flops_.assign(n, 0);
   hardware_flops_.assign(n, 0);
@@ -46,6 +55,10 @@ TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> 
 }
 
 void TraceMeter::Add(const Task& task, const TraceRecord& r) {
+  // In iteration order, the first task of the first measured iteration means the one before
+  // has ended: the window's start is known.
+  highest_iteration_ = std::max(highest_iteration_, task.iteration);
+  if (highest_iteration_ >= first_) window_start_known_ = true;
   if (task.iteration >= 0 && task.iteration <= last_) {
     double& end = iteration_end_[static_cast<size_t>(task.iteration)];
     end = std::max(end, r.end_s);
@@ -57,11 +70,7 @@ void TraceMeter::Add(const Task& task, const TraceRecord& r) {
       }
     }
   }
-  // In iteration order, the first task of the first measured iteration means the one before
-  // has ended: the window's start is known.
-  highest_iteration_ = std::max(highest_iteration_, task.iteration);
-  if (highest_iteration_ >= first_) window_start_known_ = true;
-
+  if (weight_[static_cast<size_t>(task.rank)] == 0) return;
   if (task.kind == TaskKind::kMemory) {
     mem_events_[static_cast<size_t>(task.rank)].push_back(
         {r.start_s, task.memory_delta_bytes, task.category});
@@ -85,10 +94,8 @@ void TraceMeter::Add(const Task& task, const TraceRecord& r) {
   if (it == category_set_.end()) {
     it = category_set_.emplace(category, sets_.AddSet()).first;
     exposed_of_[category].assign(static_cast<size_t>(n_), 0);
-    category_on_rank_[category].assign(static_cast<size_t>(n_), 0);
   }
   sets_.Add(it->second, task.rank, active);
-  category_on_rank_[category][static_cast<size_t>(task.rank)] = 1;
 }
 
 double TraceMeter::WindowStart() const {
@@ -162,6 +169,7 @@ Measured TraceMeter::Finish(const std::vector<int>& fold) {
       throw Error("iteration " + std::to_string(i) + " has no tasks");
     }
   }
+  if (fold != fold_) throw Error("metrics: the plan's fold changed after its first task");
   const double window_start = WindowStart();
   const double window_end = iteration_end_[static_cast<size_t>(last_)];
   const double window = window_end - window_start;
@@ -170,14 +178,9 @@ Measured TraceMeter::Finish(const std::vector<int>& fold) {
   ApplyMemory(INFINITY);
   sealed_ = INFINITY;
 
-  // A folded graph (TaskGraph::fold) simulates one representative per class of identical
-  // ranks: each task of a representative stands for the ranks it represents, and a folded
-  // rank's per-rank figures are its representative's. Mirror tasks on folded ranks move
-  // traffic but stand for nothing.
   const int n = n_;
   auto representative = [&](int r) { return fold.empty() ? r : fold[static_cast<size_t>(r)]; };
-  std::vector<double> weight(static_cast<size_t>(n), fold.empty() ? 1.0 : 0.0);
-  for (int r = 0; r < n && !fold.empty(); ++r) weight[static_cast<size_t>(representative(r))] += 1;
+  const std::vector<double>& weight = weight_;
   auto weighted = [&](const std::vector<double>& per_rank) {
     double sum = 0;
     for (size_t r = 0; r < per_rank.size(); ++r) sum += weight[r] * per_rank[r];
@@ -205,11 +208,7 @@ Measured TraceMeter::Finish(const std::vector<int>& fold) {
   m.exposed_comm_fraction = n > 0 ? weighted(exposed_) / n / window : 0;
   m.idle_fraction = n > 0 ? weighted(idle_) / n / window : 0;
   for (const auto& [category, per_rank] : exposed_of_) {
-    // A category only folded ranks' mirror tasks had stands for nothing.
-    const std::vector<char>& on = category_on_rank_[category];
-    bool counted = false;
-    for (size_t r = 0; r < on.size(); ++r) counted = counted || (on[r] && weight[r] > 0);
-    if (counted) m.exposed_comm_by_category[category] = n > 0 ? weighted(per_rank) / n / window : 0;
+    m.exposed_comm_by_category[category] = n > 0 ? weighted(per_rank) / n / window : 0;
   }
   for (size_t i = 0; i < tracked_names_.size(); ++i) {
     out.tracked[tracked_names_[i]] =
@@ -241,7 +240,7 @@ Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const Metric
     throw Error("trace has " + std::to_string(t.records.size()) + " records for a graph of " +
                 std::to_string(g.tasks().size()) + " tasks");
   }
-  TraceMeter meter(g.num_ranks(), in);
+  TraceMeter meter(g.num_ranks(), in, {}, g.fold());
   for (const Task& task : g.tasks()) meter.Add(task, t.records[static_cast<size_t>(task.id)]);
   return meter.Finish(g.fold()).metrics;
 }

@@ -74,12 +74,16 @@ struct Measured {
 // is simulated), and then drops everything before a time that no later task starts before.
 class TraceMeter {
  public:
-  // Throws stratasim::Error when `in` has no measured iteration.
-  TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked = {});
+  // `fold`: TaskGraph::fold() of the graph, empty when not folded; a folded rank's tasks are
+  // mirrors that stand for nothing, and are not measured. Throws stratasim::Error when `in`
+  // has no measured iteration.
+  TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> tracked = {},
+             std::vector<int> fold = {});
   void Add(const Task& task, const TraceRecord& r);
   void Seal(double safe_s);
-  // `fold`: TaskGraph::fold() of the graph, empty when not folded. Throws stratasim::Error
-  // when an iteration had no tasks or the measured iterations took no time.
+  // `fold`: the graph's fold once planned, which must be the one given at construction.
+  // Throws stratasim::Error when an iteration had no tasks, the measured iterations took no
+  // time, or the fold changed.
   Measured Finish(const std::vector<int>& fold);
 
  private:
@@ -101,8 +105,9 @@ class TraceMeter {
   double sealed_ = -1e300;  // figures cover [window start, sealed_)
   // Per rank.
   std::vector<double> model_flops_, hardware_flops_, exposed_, idle_;
+  std::vector<int> fold_;
+  std::vector<double> weight_;  // per rank: the ranks it stands for (0: a folded rank)
   std::map<std::string, std::vector<double>> exposed_of_;
-  std::map<std::string, std::vector<char>> category_on_rank_;  // which ranks had the category
   std::vector<std::vector<double>> tracked_covered_, tracked_exposed_;  // [tracked][rank]
   struct MemoryEvent {
     double time;

@@ -1,6 +1,6 @@
 // CUDA and cuBLAS failures as stratasim::Error, naming the call and where it was made, so that a
 // validate run ends with a message a user can act on ("out of memory", "no CUDA-capable device")
-// instead of a status code. Library code never exits (DESIGN.md).
+// instead of a status code. Library code never exits (docs/architecture.md).
 #ifndef STRATASIM_KERNELS_CUDA_CHECK_H_
 #define STRATASIM_KERNELS_CUDA_CHECK_H_
 

@@ -89,7 +89,7 @@ MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup,
   MetricsInput in;
   in.warmup_iterations = warmup;
   in.measured_iterations = measured;
-  TraceMeter meter(g.num_ranks(), in, kMoeTrackedCategories);
+  TraceMeter meter(g.num_ranks(), in, kMoeTrackedCategories, g.fold());
   for (const Task& task : g.tasks()) meter.Add(task, t.records[static_cast<size_t>(task.id)]);
   Measured m = meter.Finish(g.fold());
   m.metrics = metrics;

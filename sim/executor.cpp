@@ -143,7 +143,13 @@ class Executor {
       MaybeRetire();
     }
     CheckAllRan();
-    Retire(ingested_end_, true);
+    if (sink_.task) {
+      Retire(ingested_end_, true);
+    } else {
+      for (TaskId id = 0; id < ingested_end_; ++id) {
+        makespan_s_ = std::max(makespan_s_, times_[id].end_s);
+      }
+    }
     ExecutionTrace trace;
     trace.executor = "simgrid";
     trace.num_ranks = num_ranks_;
@@ -154,6 +160,14 @@ class Executor {
     trace.makespan_s = makespan_s_;
     return trace;
   }
+
+  // Without a sink nothing retires, and the whole trace is read here after Run.
+  TraceRecord Record(TaskId id) const {
+    const Task& t = G().task(id);
+    const Times& r = times_[id];
+    return TraceRecord{id, t.rank, t.stream, r.start_s, r.end_s, r.peers_joined_s};
+  }
+  const std::string& Algorithm(int collective) const { return chosen_[collective]; }
 
   void OnCompletion(const sg4::Activity& activity) {
     graveyard_.clear();  // activities of earlier callbacks; never free one inside its own
@@ -376,6 +390,7 @@ class Executor {
   // Hands the finished tasks at the front to the sink once enough have gathered (or all, at
   // the end), and drops their state.
   void MaybeRetire() {
+    if (!sink_.task) return;  // nothing retires: the caller reads Record() at the end
     while (retire_cursor_ < ingested_end_ && done_[retire_cursor_]) ++retire_cursor_;
     const TaskId live = ingested_end_ - retired_;
     if (retire_cursor_ - retired_ >= std::max<TaskId>(4096, live / 4)) {
@@ -404,13 +419,13 @@ class Executor {
       sink_.seal(safe);
     }
     retired_ = below;
-    if (!source_.retires()) return;  // a whole graph keeps its tasks: its caller holds them
     pending_.DropBelow(below);
     times_.DropBelow(below);
     done_.DropBelow(below);
     claimed_.DropBelow(below);
     succ_.DropBelow(static_cast<long long>(succ_begin_[below]));
     succ_begin_.DropBelow(below);
+    if (!source_.retires()) return;  // a whole graph keeps its tasks: its caller holds them
     source_.Retire(below);
     const int first_collective = G().next_collective() - static_cast<int>(G().collectives().size());
     collectives_.DropBelow(first_collective);
@@ -944,10 +959,11 @@ class WholeGraph : public TaskSource {
   const TaskGraph& g_;
 };
 
-// Runs one simulation of `source`'s tasks, handing each to `sink` as it retires; returns the
-// trace without its records.
-ExecutionTrace RunSimulation(TaskSource& source, const ClusterSpec& cluster,
-                             const SimulationSpec& spec, const RetireSink& sink) {
+// Runs one simulation of `source`'s tasks, handing each to `sink` as it retires (none
+// retire without sink.task), then the trace without its records and the executor to `done`.
+template <typename Done>
+void RunSimulation(TaskSource& source, const ClusterSpec& cluster, const SimulationSpec& spec,
+                   const RetireSink& sink, Done done) {
   static bool used = false;
   if (used) throw Error("SimulateInProcess: SimGrid allows one simulation per process");
   used = true;
@@ -972,58 +988,58 @@ ExecutionTrace RunSimulation(TaskSource& source, const ClusterSpec& cluster,
   sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
     if (g_current) g_current->OnCompletion(a);
   });
-  return executor.Run();
+  ExecutionTrace trace = executor.Run();
+  done(trace, executor);
 }
 
-// The times of a whole graph's tasks, 24 bytes a task until the records are made.
-struct WholeTimes {
-  std::vector<double> times;  // start, end, peers joined per task
-  std::vector<std::string> algorithms;
-  RetireSink Sink(const TaskGraph& g) {
-    times.reserve(3 * g.tasks().size());
-    algorithms.assign(g.collectives().size(), "");
-    RetireSink sink;
-    sink.task = [this](const Task& t, const TraceRecord& r, const std::string& algorithm) {
-      times.insert(times.end(), {r.start_s, r.end_s, r.peers_joined_s});
-      if (t.kind == TaskKind::kCollective)
-        algorithms[static_cast<size_t>(t.collective)] = algorithm;
-    };
-    return sink;
-  }
-  TraceRecord Record(const TaskGraph& g, size_t i) const {
-    const Task& t = g.task(static_cast<TaskId>(i));
-    return TraceRecord{t.id, t.rank, t.stream, times[3 * i], times[3 * i + 1], times[3 * i + 2]};
-  }
-};
+// A whole graph's trace: the executor keeps every task's times (24 bytes a task) until the
+// records are made from them.
+ExecutionTrace WholeTrace(const TaskGraph& g, const ClusterSpec& cluster,
+                          const SimulationSpec& spec,
+                          const std::function<void(ExecutionTrace&, const Executor&)>& done) {
+  WholeGraph source(g);
+  ExecutionTrace out;
+  RunSimulation(source, cluster, spec, RetireSink{},
+                [&](ExecutionTrace& trace, const Executor& executor) {
+                  trace.collective_algorithms.resize(g.collectives().size());
+                  for (size_t c = 0; c < g.collectives().size(); ++c) {
+                    trace.collective_algorithms[c] = executor.Algorithm(static_cast<int>(c));
+                  }
+                  done(trace, executor);
+                  out = std::move(trace);
+                });
+  return out;
+}
 
 }  // namespace
 
 ExecutionTrace SimulateInProcess(const TaskGraph& g, const ClusterSpec& cluster,
                                  const SimulationSpec& spec) {
-  WholeGraph source(g);
-  WholeTimes times;
-  const RetireSink sink = times.Sink(g);
-  ExecutionTrace out = RunSimulation(source, cluster, spec, sink);
-  out.collective_algorithms = std::move(times.algorithms);
-  out.records.reserve(g.tasks().size());
-  for (size_t i = 0; i < g.tasks().size(); ++i) out.records.push_back(times.Record(g, i));
-  return out;
+  return WholeTrace(g, cluster, spec, [&](ExecutionTrace& trace, const Executor& executor) {
+    trace.records.reserve(g.tasks().size());
+    for (size_t i = 0; i < g.tasks().size(); ++i) {
+      trace.records.push_back(executor.Record(static_cast<TaskId>(i)));
+    }
+  });
 }
 
 bool SimulateInProcessToWire(const TaskGraph& g, const ClusterSpec& cluster,
                              const SimulationSpec& spec, const WireWrite& write) {
-  WholeGraph source(g);
-  WholeTimes times;
-  const RetireSink sink = times.Sink(g);
-  ExecutionTrace trace = RunSimulation(source, cluster, spec, sink);
-  trace.collective_algorithms = std::move(times.algorithms);
-  return WriteTraceWire(
-      trace, g.tasks().size(), [&](size_t i) { return times.Record(g, i); }, write);
+  bool ok = false;
+  WholeTrace(g, cluster, spec, [&](ExecutionTrace& trace, const Executor& executor) {
+    ok = WriteTraceWire(
+        trace, g.tasks().size(), [&](size_t i) { return executor.Record(static_cast<TaskId>(i)); },
+        write);
+  });
+  return ok;
 }
 
 ExecutionTrace SimulateStreaming(TaskSource& source, const ClusterSpec& cluster,
                                  const SimulationSpec& spec, const RetireSink& sink) {
-  return RunSimulation(source, cluster, spec, sink);
+  ExecutionTrace out;
+  RunSimulation(source, cluster, spec, sink,
+                [&](ExecutionTrace& trace, const Executor&) { out = std::move(trace); });
+  return out;
 }
 
 }  // namespace stratasim::sim

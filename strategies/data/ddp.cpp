@@ -60,6 +60,8 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   const FoldDecision folding = DecideFold(s, ReplicaLayout{gpus, 1, 1});
   const int block = folding.fold ? folding.block_gpus : gpus;
   plan.fold = DescribeFold(folding, gpus);
+  // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
 
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {
@@ -124,7 +126,6 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
-  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   plan.notes.push_back(std::to_string(micro_batches) + " micro-batch(es) of " +
                        std::to_string(tr.micro_batch) + " per GPU per iteration");
   plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +

@@ -231,6 +231,8 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   const bool fold = folding.fold;
   const int emitted = folding.block_replicas;
   const int block = folding.block_gpus;
+  // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
+  if (fold) g.SetFold(FoldRepresentatives(gpus, block));
   const auto server_of = [&](int rank) { return s.cluster.Locate(rank).server; };
 
   const bool two_bw = o.schedule == "pipedream_2bw";
@@ -493,7 +495,6 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
-  if (fold) g.SetFold(FoldRepresentatives(gpus, block));
   plan.fold = DescribeFold(folding, gpus);
 
   std::string split;

@@ -120,6 +120,8 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   const FoldDecision folding = DecideFold(s, ReplicaLayout{gpus, 1, 1});
   const int block = folding.fold ? folding.block_gpus : gpus;
   plan.fold = DescribeFold(folding, gpus);
+  // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   auto collectives = [&](const std::vector<std::vector<int>>& of, CollectiveKind kind, double bytes,
                          int stream, int it, const Name& name, const std::vector<TaskId>& deps) {
     std::vector<std::vector<int>> kept;
@@ -324,7 +326,6 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
                          ", gradients reduce-scattered after each unit's backward");
   }
 
-  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   char buf[200];
   std::snprintf(buf, sizeof buf,
                 "%s over %d GPUs%s: %d micro-batch(es) of %d per GPU, %.3g M "

@@ -140,6 +140,8 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   const FoldDecision folding = DecideFold(s, ReplicaLayout{d, t, t});
   const int block = folding.fold ? folding.block_gpus : gpus;
   plan.fold = DescribeFold(folding, gpus);
+  // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
+  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   std::vector<std::vector<int>> tensor_groups;
   std::vector<TaskId> last(gpus, -1);
   const int comm = g.Stream("comm");
@@ -199,7 +201,6 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
     }
   }
 
-  if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
   char buf[240];
   std::snprintf(buf, sizeof buf,
                 "tensor parallel t=%d%s x data parallel d=%d; %d micro-batch(es) of %d per "
