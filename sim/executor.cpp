@@ -234,12 +234,26 @@ class Executor {
 
   // --- taking tasks in, and retiring them ---
 
+  // The distinct predecessors of `t`: its dependencies and the task before it on its (rank,
+  // stream), which it then becomes. One edge per predecessor: a dependency on the previous
+  // task of the same stream is the stream edge too, and a duplicate edge would hide from
+  // fusion that the task has a single successor.
+  void Predecessors(const Task& t, std::vector<TaskId>* preds) {
+    std::vector<TaskId>& last = last_on_stream_[static_cast<size_t>(t.rank)];
+    if (last.size() < G().streams().size()) last.resize(G().streams().size(), -1);
+    TaskId& prev = last[static_cast<size_t>(t.stream)];
+    preds->assign(t.deps.begin(), t.deps.end());
+    if (prev >= 0) preds->push_back(prev);
+    std::sort(preds->begin(), preds->end());
+    preds->erase(std::unique(preds->begin(), preds->end()), preds->end());
+    prev = t.id;
+  }
+
   // Asks the source for the iterations up to `iteration` and takes in what it added. Each
-  // task waits for its dependencies and for the task before it on its (rank, stream), like a
-  // kernel on a CUDA stream: one edge per distinct predecessor, since a duplicate edge would
-  // hide from fusion that the task has a single successor. A predecessor already finished (or
-  // retired) is no edge at all; one taken in earlier and still running is a late edge, kept
-  // in a map beside the successor lists of each batch taken in (CSR: 4 bytes an edge).
+  // task waits for its predecessors (Predecessors), like a kernel on a CUDA stream. A
+  // predecessor already finished (or retired) is no edge at all; one taken in earlier and
+  // still running is a late edge, kept in a map beside the successor lists of each batch
+  // taken in (CSR: 4 bytes an edge).
   void Ingest(int iteration) {
     if (!complete_) complete_ = !source_.More(iteration);
     requested_ = std::max(requested_, iteration);
@@ -253,30 +267,26 @@ class Executor {
     times_.GrowTo(hi, Times{});
     done_.GrowTo(hi, 0);
     claimed_.GrowTo(hi, 0);
+    // Two passes over the batch, as a stored edge list would cost 8 bytes an edge at once
+    // (hundreds of MB for the 1 T-parameter plan): the first counts each task's successors in
+    // the batch, the second places them. Both see the same predecessors: the stream order is
+    // replayed from where the batch began.
     std::vector<std::uint32_t> count(static_cast<size_t>(hi - lo) + 1, 0);
-    std::vector<std::pair<TaskId, TaskId>> edges;  // (from, to), from in this batch
     std::vector<TaskId> preds;
+    const std::vector<std::vector<TaskId>> last_before = last_on_stream_;
     for (TaskId id = lo; id < hi; ++id) {
       const Task& t = g.task(id);
-      std::vector<TaskId>& last = last_on_stream_[static_cast<size_t>(t.rank)];
-      if (last.size() < g.streams().size()) last.resize(g.streams().size(), -1);
-      TaskId& prev = last[static_cast<size_t>(t.stream)];
-      preds.assign(t.deps.begin(), t.deps.end());
-      if (prev >= 0) preds.push_back(prev);
-      std::sort(preds.begin(), preds.end());
-      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+      Predecessors(t, &preds);
       for (TaskId d : preds) {
         if (d < retired_ || done_[d]) continue;
         if (claimed_[d]) RefuseLateEdge(t, d);
         ++pending_[id];
         if (d >= lo) {
           ++count[static_cast<size_t>(d - lo) + 1];
-          edges.push_back({d, id});
         } else {
           late_succ_[d].push_back(id);
         }
       }
-      prev = id;
       if (t.mirror >= 0 && t.mirror >= retired_ && claimed_[t.mirror]) RefuseLateEdge(t, t.mirror);
       if (t.mirror >= 0 && t.mirror >= retired_ && times_[t.mirror].start_s < 0) {
         mirrors_[t.mirror].push_back(id);  // waits for its counterpart's start (Task::mirror)
@@ -295,12 +305,20 @@ class Executor {
     const std::uint64_t first = succ_begin_[lo];
     for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
     succ_begin_.GrowTo(hi + 1, 0);
-    for (TaskId id = lo; id <= hi; ++id)
+    for (TaskId id = lo; id <= hi; ++id) {
       succ_begin_[id] = first + count[static_cast<size_t>(id - lo)];
-    succ_.GrowTo(static_cast<long long>(first + edges.size()), -1);
-    for (const auto& [from, to] : edges) {
-      succ_[static_cast<long long>(first + count[static_cast<size_t>(from - lo)]++)] = to;
     }
+    succ_.GrowTo(static_cast<long long>(first + count.back()), -1);
+    const std::vector<std::vector<TaskId>> last_after = std::move(last_on_stream_);
+    last_on_stream_ = last_before;
+    for (TaskId id = lo; id < hi; ++id) {
+      Predecessors(g.task(id), &preds);
+      for (TaskId d : preds) {
+        if (d >= lo)
+          succ_[static_cast<long long>(first + count[static_cast<size_t>(d - lo)]++)] = id;
+      }
+    }
+    last_on_stream_ = last_after;
     collectives_.GrowTo(g.next_collective(), CollectiveState{});
     chosen_.GrowTo(g.next_collective(), std::string());
     ingested_end_ = hi;
