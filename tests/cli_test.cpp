@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/cli_runner.h"
 
 namespace {
@@ -41,6 +43,13 @@ TEST(Cli, QuickstartWritesAllOutputsAndPrintsTheTable) {
       RunCli("replay " + kQuickstart + " " + (out / "ddp-overlap-25MiB.graph.json").string() +
              " --out " + (out / "replay").string());
   ASSERT_EQ(replay.status, 0) << replay.output;
+  const nlohmann::json ran = nlohmann::json::parse(Slurp(out / "results.json"));
+  const nlohmann::json replayed = nlohmann::json::parse(Slurp(out / "replay" / "results.json"));
+  ASSERT_EQ(ran["strategies"][0]["name"], "ddp-overlap-25MiB");
+  ASSERT_EQ(replayed["strategies"][0]["name"], "replay");
+  const double ran_s = ran["strategies"][0]["iteration_time_s"].get<double>();
+  EXPECT_GT(ran_s, 0);
+  EXPECT_EQ(replayed["strategies"][0]["iteration_time_s"].get<double>(), ran_s);
   fs::remove_all(out);
 }
 
