@@ -57,6 +57,23 @@ ClusterSpec ValidationCluster(const Backend& b, int gpus) {
 // choices); the host does, while NCCL's choice is not observable, so cuda leaves them empty and
 // the simulator's tuner chooses. Protocol and channels are one setting for all kinds: they are
 // followed when every collective reports the same.
+// The plan's copy to simulate: each collective's algorithm hint (a DDP `algorithm: tree`, say)
+// replaced by what the backend ran, or by "auto" where that is not observable (NCCL chooses
+// its own, which the simulator's tuner models). Simulating the hint would compare a tree with
+// the ring the host ran.
+TaskGraph LikeTheBackend(const TaskGraph& g, const ExecutionTrace& t) {
+  TaskGraph copy = g;
+  for (int i = 0; i < static_cast<int>(g.collectives().size()); ++i) {
+    const CollectiveKind kind = g.collective(i).kind;
+    std::string ran = static_cast<size_t>(i) < t.collective_algorithms.size()
+                          ? t.collective_algorithms[static_cast<size_t>(i)]
+                          : "";
+    ran = ran.substr(0, ran.find('/'));
+    copy.SetAlgorithm(i, IsCollectiveAlgorithm(kind, ran) ? ran : "auto");
+  }
+  return copy;
+}
+
 void FollowBackendAlgorithms(const TaskGraph& g, const ExecutionTrace& t, SimulationSpec* sim) {
   std::set<std::string> protocols, channels;
   for (std::size_t i = 0; i < g.collectives().size() && i < t.collective_algorithms.size(); ++i) {
@@ -208,17 +225,18 @@ int Validate(const ValidateOptions& o) {
                           ChromeTraceJson(g, measured));
       SimulationSpec sim = sv.simulation;
       FollowBackendAlgorithms(g, measured, &sim);
+      const TaskGraph like = LikeTheBackend(g, measured);
       try {
-        const ExecutionTrace simulated = sim::Simulate(g, sv.cluster, sim);
+        const ExecutionTrace simulated = sim::Simulate(like, sv.cluster, sim);
         WriteFileAtomically(out + "/" + v.name + ".simulated.trace.json",
-                            ChromeTraceJson(g, simulated));
+                            ChromeTraceJson(like, simulated));
         std::optional<ExecutionTrace> with_defaults;
         if (sim.calibration) {
           SimulationSpec defaults = sim;
           defaults.calibration.reset();
-          with_defaults = sim::Simulate(g, sv.cluster, defaults);
+          with_defaults = sim::Simulate(like, sv.cluster, defaults);
           WriteFileAtomically(out + "/" + v.name + ".simulated-defaults.trace.json",
-                              ChromeTraceJson(g, *with_defaults));
+                              ChromeTraceJson(like, *with_defaults));
         }
         v.simulated = true;
         try {

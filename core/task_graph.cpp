@@ -129,6 +129,11 @@ void TaskGraph::SetMirror(TaskId task, TaskId of) {
   t.mirror = of;
 }
 
+void TaskGraph::SetAlgorithm(int index, std::string algorithm) {
+  collective(index);  // throws for a collective it does not have
+  collectives_[static_cast<size_t>(index - collective_base_)].algorithm = std::move(algorithm);
+}
+
 void TaskGraph::SetFold(std::vector<int> representative) {
   if (!representative.empty()) {
     if (static_cast<int>(representative.size()) != num_ranks_) {

@@ -190,6 +190,10 @@ class TaskGraph {
   // memory runs out.
   void SetTaskLimit(long long limit);
 
+  // Replaces collective `index`'s algorithm hint (Collective::algorithm): validate simulates
+  // what its backend ran, not what the plan asked for.
+  void SetAlgorithm(int index, std::string algorithm);
+
   // Makes `task` a mirror of the earlier task `of` (Task::mirror).
   void SetMirror(TaskId task, TaskId of);
 

@@ -99,6 +99,30 @@ TEST(ValidateHost, SmallDdpPlanRunsForRealAndShowsBothTimes) {
   fs::remove_all(dir);
 }
 
+// A plan that asks for a tree all-reduce is run by the host as a ring: the simulation it is
+// compared with runs the ring too (issue 18: validate compares like with like).
+TEST(ValidateHost, TheSimulationRunsTheAlgorithmTheBackendRan) {
+  const fs::path dir = TempDir("tree");
+  std::string text = TinyScenario("fp32");
+  text.replace(text.find("options: {overlap: false}"), 25,
+               "options: {overlap: false, algorithm: tree}");
+  const fs::path scenario = dir / "tree.yaml";
+  std::ofstream(scenario) << text;
+  const fs::path out = dir / "out";
+  const Result r =
+      RunCli("validate " + scenario.string() + " --backend host --ranks 2 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto trace = nlohmann::json::parse(Slurp(out / "ddp.simulated.trace.json"));
+  int collectives = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "collective") continue;
+    ++collectives;
+    EXPECT_EQ(e["args"]["algorithm"], "ring") << e.dump();
+  }
+  EXPECT_GT(collectives, 0);
+  fs::remove_all(dir);
+}
+
 // The default cost model is clearly off for a CPU in BF16: the host-cpu kind lists its FP32
 // peak for BF16 (no BF16 units; Eigen converts element by element), so the defaults predict
 // BF16 GEMMs tens of times too fast. Calibrating in BF16 measures that. Both simulations are
