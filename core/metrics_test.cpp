@@ -38,8 +38,9 @@ struct Fixture {
   }
 };
 
-TEST(Metrics, IterationTimeThroughputExposedCommAndMemory) {
-  Fixture f;
+// The fixture's iteration 0 is warm-up, iteration 1 measured; one rank of 1000 FLOP/s peak
+// and 12 bytes of memory.
+MetricsInput FixtureInput() {
   MetricsInput in;
   in.warmup_iterations = 1;
   in.measured_iterations = 1;
@@ -47,6 +48,12 @@ TEST(Metrics, IterationTimeThroughputExposedCommAndMemory) {
   in.tokens_per_sample = 10;
   in.peak_flops_per_rank = {1000};
   in.memory_capacity_per_rank = {12};
+  return in;
+}
+
+TEST(Metrics, IterationTimeThroughputExposedCommAndMemory) {
+  Fixture f;
+  const MetricsInput in = FixtureInput();
   const Metrics m = ComputeMetrics(f.g, f.t, in);
   EXPECT_DOUBLE_EQ(m.iteration_time_s, 1.5);  // iteration 1 ends at 3, iteration 0 at 1.5
   EXPECT_DOUBLE_EQ(m.samples_per_s, 8 / 1.5);
@@ -161,12 +168,7 @@ TEST(Metrics, MismatchedTraceIsAnError) {
 // A TraceMeter fed in iteration order and sealed between tasks gives the whole trace's figures.
 TEST(Metrics, SealedPieceByPieceEqualsWhole) {
   Fixture f;
-  MetricsInput in;
-  in.warmup_iterations = 1;
-  in.measured_iterations = 1;
-  in.samples_per_iteration = 8;
-  in.peak_flops_per_rank = {1000};
-  in.memory_capacity_per_rank = {12};
+  const MetricsInput in = FixtureInput();
   const Metrics whole = ComputeMetrics(f.g, f.t, in);
   TraceMeter meter(1, in);
   // The seals a simulation would send: no later task starts before them.

@@ -6,11 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.h"
 
