@@ -253,14 +253,15 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
                     " iterations" + (p.streamed ? " held at once" : "") + ")",
                 held, first.fold));
       }
-      if (total > 0.95 * 2147483647.0) {
-        throw ConfigError(spec->where, spec->key_path, "",
-                          "the plan needs about " + Count(total) + " tasks (" +
-                              Count(per_iteration) + " per iteration x " +
-                              std::to_string(iterations) +
-                              " iterations), past the 2147483647 a run may have (task ids are "
-                              "32-bit). " +
-                              WhatWouldHelp(s, *spec, first.fold));
+      // Task ids are 32-bit: a run past that many tasks fails in its child (TaskLimitError);
+      // an estimate already past it is refused here, with the same advice as any refusal.
+      if (total > static_cast<double>(kMaxTasksPerRun)) {
+        throw ConfigError(
+            spec->where, spec->key_path, "",
+            "the plan needs about " + Count(total) + " tasks (" + Count(per_iteration) +
+                " per iteration x " + std::to_string(iterations) + " iterations), past the " +
+                std::to_string(kMaxTasksPerRun) + " a run may have (task ids are 32-bit). " +
+                WhatWouldHelp(s, *spec, first.fold));
       }
       if (p.streamed) {
         budget.largest_plan = std::max(budget.largest_plan, held);

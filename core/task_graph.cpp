@@ -98,7 +98,7 @@ void TaskGraph::CheckTask(const Task& t) const {
 }
 
 void TaskGraph::SetTaskLimit(long long limit) {
-  task_limit_ = std::clamp<long long>(limit, 1, 0x7fffffff);
+  task_limit_ = std::clamp<long long>(limit, 1, kMaxTasksPerRun);
 }
 
 TaskId TaskGraph::Add(Task task) {

@@ -119,6 +119,9 @@ struct Collective {
 // (docs/scale.md, "Iterations"); `stratasim run` then simulates that plan whole.
 inline constexpr char kSimulateWhole[] = "simulate this plan whole (--write-graphs, docs/scale.md)";
 
+// The most tasks a graph has over its life, retired ones included: TaskIds are 32-bit.
+inline constexpr long long kMaxTasksPerRun = 0x7fffffff;
+
 // Adding a task past TaskGraph::SetTaskLimit. Callers that know what the plan was for turn it
 // into advice (cli/run_scenario.cpp).
 class TaskLimitError : public Error {
@@ -223,7 +226,7 @@ class TaskGraph {
   std::vector<std::string> streams_;
   std::deque<Collective> collectives_;
   std::vector<int> fold_;
-  long long task_limit_ = 0x7fffffff;
+  long long task_limit_ = kMaxTasksPerRun;
 };
 
 std::string_view ToString(TaskKind k);

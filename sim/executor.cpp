@@ -92,6 +92,11 @@ struct Running {
 // Per-task state of the tasks not yet retired, indexed by task id: a vector whose front is
 // dropped in amortised O(1) (only once half of it is dead), as a deque's indexing is slower
 // on the executor's hot path.
+// Finished tasks retire in batches of at least this many (and a quarter of what is held):
+// each batch costs a pass over the tasks held and a seal of the metrics over every rank, so a
+// batch per task would make a run quadratic. A bookkeeping choice, not a model parameter.
+constexpr TaskId kMinRetireBatch = 4096;
+
 template <typename T>
 class Window {
  public:
@@ -411,7 +416,7 @@ class Executor {
     if (!sink_.task) return;  // nothing retires: the caller reads Record() at the end
     while (retire_cursor_ < ingested_end_ && done_[retire_cursor_]) ++retire_cursor_;
     const TaskId live = ingested_end_ - retired_;
-    if (retire_cursor_ - retired_ >= std::max<TaskId>(4096, live / 4)) {
+    if (retire_cursor_ - retired_ >= std::max<TaskId>(kMinRetireBatch, live / 4)) {
       Retire(retire_cursor_, false);
     }
   }
