@@ -31,7 +31,7 @@ std::string Format(const SourceLocation& where, const std::string& key, const st
 }  // namespace
 
 ConfigError::ConfigError(SourceLocation where, std::string key, std::string value, std::string rule)
-    : std::runtime_error(Format(where, key, value, rule)),
+    : Error(Format(where, key, value, rule)),
       where_(std::move(where)),
       key_(std::move(key)),
       value_(std::move(value)),

@@ -14,10 +14,18 @@ struct SourceLocation {
   int column = 0;
 };
 
+// The base of every error stratasim throws, so that one handler sees them all
+// (docs/architecture.md "Errors"). Thrown as itself: a plan or simulation that cannot be carried
+// out (infeasible plan, missing route, a task that never ran); the message says what and why.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Bad input: names the file, line, column, key, value and the rule broken.
 // what() reads like a compiler diagnostic:
 //   scenarios/x.yaml:12:7: cluster.servers[0].nics.count = "3": must divide gpus_per_server (8)
-class ConfigError : public std::runtime_error {
+class ConfigError : public Error {
  public:
   ConfigError(SourceLocation where, std::string key, std::string value, std::string rule);
 
@@ -31,13 +39,6 @@ class ConfigError : public std::runtime_error {
   std::string key_;
   std::string value_;
   std::string rule_;
-};
-
-// A plan or simulation that cannot be carried out (infeasible plan, missing route, a task
-// that never ran). The message says what and why.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 }  // namespace stratasim

@@ -7,17 +7,18 @@
 #ifndef STRATASIM_CORE_UNITS_H_
 #define STRATASIM_CORE_UNITS_H_
 
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "core/error.h"
 
 namespace stratasim {
 
 // Thrown by the parsers below; the message states the rule broken (the scenario loader adds
 // file, line and key).
-class UnitError : public std::invalid_argument {
+class UnitError : public Error {
  public:
-  using std::invalid_argument::invalid_argument;
+  using Error::Error;
 };
 
 // "80GiB", "16GB", "512MiB", "4096", "1.5KB" -> bytes. A bare number is bytes.

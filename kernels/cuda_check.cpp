@@ -4,8 +4,6 @@
 
 #include <string>
 
-#include "core/error.h"
-
 namespace stratasim::kernels {
 
 void CheckCuda(cudaError_t status, const char* call, const char* file, int line) {
@@ -15,7 +13,8 @@ void CheckCuda(cudaError_t status, const char* call, const char* file, int line)
   cudaGetLastError();
   std::string reason = cudaGetErrorString(status);
   if (status == cudaErrorMemoryAllocation) reason = "out of device memory (" + reason + ")";
-  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + reason);
+  throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + reason,
+                    status == cudaErrorMemoryAllocation);
 }
 
 const char* CublasStatusName(cublasStatus_t status) {
@@ -46,8 +45,9 @@ const char* CublasStatusName(cublasStatus_t status) {
 
 void CheckCublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
-              CublasStatusName(status));
+  throw DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
+                        CublasStatusName(status),
+                    status == CUBLAS_STATUS_ALLOC_FAILED);
 }
 
 }  // namespace stratasim::kernels

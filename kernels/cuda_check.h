@@ -7,9 +7,26 @@
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 
+#include <string>
+
+#include "core/error.h"
+
 namespace stratasim::kernels {
 
-// Throws stratasim::Error "FILE:LINE: CALL: REASON" when `status` is not success.
+// A failed CUDA or cuBLAS call. Whether the device ran out of memory is decided from the
+// status code (cudaErrorMemoryAllocation, CUBLAS_STATUS_ALLOC_FAILED), never from the text,
+// so that a backend can report kOutOfMemory whatever the message says.
+class DeviceError : public Error {
+ public:
+  DeviceError(const std::string& what, bool out_of_memory)
+      : Error(what), out_of_memory_(out_of_memory) {}
+  bool out_of_memory() const { return out_of_memory_; }
+
+ private:
+  bool out_of_memory_;
+};
+
+// Throws DeviceError "FILE:LINE: CALL: REASON" when `status` is not success.
 void CheckCuda(cudaError_t status, const char* call, const char* file, int line);
 void CheckCublas(cublasStatus_t status, const char* call, const char* file, int line);
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "core/error.h"
+#include "kernels/cuda_check.h"
 
 namespace stratasim::kernels {
 namespace {
@@ -30,9 +30,10 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     cudaGetLastError();
     const std::string what =
         err == cudaErrorMemoryAllocation ? "out of device memory" : cudaGetErrorString(err);
-    throw Error("cudaMalloc of " + Describe(bytes) + " on device " + std::to_string(device) +
-                " failed: " + what + "; " + Describe(free_bytes) + " free of " +
-                Describe(total_bytes));
+    throw DeviceError("cudaMalloc of " + Describe(bytes) + " on device " + std::to_string(device) +
+                          " failed: " + what + "; " + Describe(free_bytes) + " free of " +
+                          Describe(total_bytes),
+                      err == cudaErrorMemoryAllocation);
   }
 }
 

@@ -16,6 +16,7 @@ set(KERNELS_CUDA_SOURCES
 set(KERNELS_CUDA_TESTS
   adam_test.cpp
   convert_test.cpp
+  cuda_check_test.cpp
   elementwise_test.cpp
   gemm_test.cpp
   quantize_test.cpp

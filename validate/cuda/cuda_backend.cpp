@@ -116,12 +116,12 @@ BenchResult Guard(const std::string& what, F&& body) {
     return body();
   } catch (const BackendError&) {
     throw;
+  } catch (const kernels::DeviceError& e) {
+    throw BackendError(
+        e.out_of_memory() ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
+        "cuda backend, " + what + ": " + e.what());
   } catch (const Error& e) {
-    const std::string text = e.what();
-    throw BackendError(text.find("out of device memory") != std::string::npos
-                           ? BackendError::Kind::kOutOfMemory
-                           : BackendError::Kind::kExecution,
-                       "cuda backend, " + what + ": " + text);
+    throw BackendError(BackendError::Kind::kExecution, "cuda backend, " + what + ": " + e.what());
   }
 }
 

@@ -350,11 +350,11 @@ void CudaRun::RankMain(int r) {
       } catch (const BackendError&) {
         throw;
       } catch (const Error& e) {
-        const std::string what = e.what();
-        const bool oom = what.find("out of device memory") != std::string::npos;
+        const auto* device = dynamic_cast<const kernels::DeviceError*>(&e);
+        const bool oom = device != nullptr && device->out_of_memory();
         throw BackendError(oom ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
                            "rank " + std::to_string(r) + ": task " + std::to_string(t.id) + " '" +
-                               t.name + "': " + what);
+                               t.name + "': " + e.what());
       }
       {
         std::lock_guard<std::mutex> lock(mu_);  // see Fail: no lost wake-up
@@ -364,11 +364,11 @@ void CudaRun::RankMain(int r) {
     }
   } catch (const BackendError& e) {
     Fail(e.kind(), e.what());
+  } catch (const kernels::DeviceError& e) {  // set-up: streams, events, NCCL buffers
+    Fail(e.out_of_memory() ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
+         "rank " + std::to_string(r) + ": " + e.what());
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    Fail(what.find("out of device memory") != std::string::npos ? BackendError::Kind::kOutOfMemory
-                                                                : BackendError::Kind::kExecution,
-         "rank " + std::to_string(r) + ": " + what);
+    Fail(BackendError::Kind::kExecution, "rank " + std::to_string(r) + ": " + e.what());
   }
 }
 
