@@ -25,8 +25,10 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
+#include "cli/exit_status.h"
 #include "cli/phase.h"
 #include "cli/run_scenario.h"
+#include "cli/strategies_command.h"
 #include "cli/validate_command.h"
 #include "core/calibration.h"
 #include "core/cleanup.h"
@@ -63,14 +65,10 @@ const char* kUsage =
     "                     the same hardware, and compare measured and simulated times\n"
     "  calibrate          micro-benchmark a backend and write a calibration file for\n"
     "                     `run --calibration`\n"
+    "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  version            print the version\n"
     "\n"
     "`stratasim <command> --help` lists a command's options.\n";
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Each simulation process holds its own executor state: more processes than this only
 // multiply memory.
@@ -391,6 +389,7 @@ int Main(int argc, char** argv) {
     if (command == "collective") return Collective(args);
     if (command == "validate") return ValidateCommand(args);
     if (command == "calibrate") return CalibrateCommand(args);
+    if (command == "strategies") return StrategiesCommand(args, std::cout);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;
@@ -401,21 +400,8 @@ int Main(int argc, char** argv) {
     }
     std::cerr << "stratasim: unknown command '" << command << "'\n" << kUsage;
     return 2;
-  } catch (const ConfigError& e) {
-    std::cerr << "stratasim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const UsageError& e) {
-    std::cerr << "stratasim " << command << ": " << e.what() << "\n";
-    return 2;
-  } catch (const Error& e) {
-    std::cerr << "stratasim: error: " << e.what() << "\n";
-    return 3;
-  } catch (const std::bad_alloc&) {
-    // Whatever ran out, the run is over; say where, and what makes a run smaller.
-    std::cerr << "stratasim: error: out of memory while " << CurrentPhase()
-              << " (docs/limits.md: fewer iterations, micro-batches or layers, "
-                 "simulation.fold: auto, or fewer jobs at once with -j)\n";
-    return 3;
+  } catch (...) {
+    return ReportCurrentException(command, std::cerr);
   }
 }
 

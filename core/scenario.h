@@ -135,32 +135,6 @@ struct StrategySpec {
   std::map<std::string, OptionValue> options;
 };
 
-// Typed access to a strategy's options. Each getter records the key as known; Finish() rejects
-// any option that no getter asked for, so a typo is an error, not a silent default.
-class OptionReader {
- public:
-  explicit OptionReader(const StrategySpec& spec);
-
-  bool Bool(const std::string& key, bool fallback);
-  int Int(const std::string& key, int fallback, int min_value, int max_value);
-  double Double(const std::string& key, double fallback, double min_value, double max_value);
-  double Bytes(const std::string& key, double fallback);  // "25MiB"; must be > 0
-  std::string Choice(const std::string& key, const std::string& fallback,
-                     const std::vector<std::string>& allowed);
-  // Free text, checked by the caller (raising Fail(key, rule) when it breaks a rule).
-  std::string Text(const std::string& key, const std::string& fallback);
-  void Finish() const;
-
-  // A ConfigError located at option `key` (or at the strategy when absent).
-  ConfigError Fail(const std::string& key, const std::string& rule) const;
-
- private:
-  const OptionValue* Find(const std::string& key);
-
-  const StrategySpec& spec_;
-  std::vector<std::string> known_;
-};
-
 struct Scenario {
   std::string name;
   std::string file;  // where it was loaded from

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/scenario.h"
+#include "core/strategy_options.h"
 
 namespace stratasim {
 

@@ -9,7 +9,8 @@ namespace {
 
 TEST(Batching, MicroBatchesPerReplica) {
   const StrategySpec spec = testing::SpecOf("x", "ddp", {});
-  OptionReader opt(spec);
+  const OptionSpecs none;
+  OptionReader opt(spec, none);
   TrainingSpec tr;
   tr.global_batch = 64;
   tr.micro_batch = 2;

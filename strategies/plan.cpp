@@ -12,21 +12,33 @@ namespace {
 struct Entry {
   const char* kind;
   Plan (*plan)(const Scenario&, const StrategySpec&);
+  const OptionSpecs& (*options)();
+  const char* summary;
 };
 
-// Every strategy kind and the planner that lowers it; each planner reads its own options.
-constexpr Entry kPlanners[] = {
-    {"ddp", PlanDdp},
-    {"zero1", PlanZero},
-    {"zero2", PlanZero},
-    {"zero3", PlanZero},
-    {"tensor", PlanTensorParallel},
-    {"pipeline", PlanPipeline},
-    {"3d", PlanPipeline},
-    {"deepspeed-moe", PlanDeepSpeedMoe},
-    {"fastermoe", PlanFasterMoe},
-    {"prophet", PlanProphet},
-    {"pro-prophet", PlanProProphet},
+// Every strategy kind: the planner that lowers it, its options and what it is. Adding a kind is
+// one row here (docs/architecture.md, "Adding a thing").
+const Entry kPlanners[] = {
+    {"ddp", PlanDdp, DdpOptions, "data parallel, PyTorch DDP: bucketed, overlapped all-reduce"},
+    {"zero1", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(1); },
+     "ZeRO-1: optimizer states sharded"},
+    {"zero2", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(2); },
+     "ZeRO-2: optimizer states and gradients sharded"},
+    {"zero3", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(3); },
+     "ZeRO-3 / FSDP: weights, gradients and optimizer states sharded; hybrid sharding"},
+    {"tensor", PlanTensorParallel, TensorParallelOptions,
+     "Megatron-LM tensor parallel (+ sequence parallel) x data parallel"},
+    {"pipeline", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(false); },
+     "pipeline parallel: GPipe, 1F1B, interleaved, PipeDream-2BW"},
+    {"3d", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(true); },
+     "Megatron-LM 3D: data x tensor x pipeline"},
+    {"deepspeed-moe", PlanDeepSpeedMoe, DeepSpeedMoeOptions,
+     "expert parallel MoE, DeepSpeed-MoE's capacity gate"},
+    {"fastermoe", PlanFasterMoe, FasterMoeOptions,
+     "MoE with FasterMoE's dynamic shadowing and smart scheduling"},
+    {"prophet", PlanProphet, ProphetOptions, "MoE with Prophet's fine-grained expert placement"},
+    {"pro-prophet", PlanProProphet, ProProphetOptions,
+     "MoE with Pro-Prophet's planner and block-wise scheduler"},
 };
 
 }  // namespace
@@ -35,6 +47,18 @@ std::vector<std::string> StrategyKinds() {
   std::vector<std::string> kinds;
   for (const Entry& e : kPlanners) kinds.emplace_back(e.kind);
   return kinds;
+}
+
+const StrategyKindInfo* FindStrategyKind(const std::string& kind) {
+  static const std::vector<StrategyKindInfo> infos = [] {
+    std::vector<StrategyKindInfo> v;
+    for (const Entry& e : kPlanners) v.push_back({e.kind, e.summary, e.options()});
+    return v;
+  }();
+  for (const StrategyKindInfo& i : infos) {
+    if (kind == i.kind) return &i;
+  }
+  return nullptr;
 }
 
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "core/strategy_options.h"
 #include "core/task_graph.h"
 
 namespace stratasim {
@@ -33,8 +34,17 @@ struct Plan {
 // stratasim::Error for a plan that cannot be made on this cluster.
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec);
 
-// Kinds PlanStrategy knows, for help texts and errors.
+// Kinds PlanStrategy knows, in the order `stratasim strategies` lists them.
 std::vector<std::string> StrategyKinds();
+
+// One kind's line in `stratasim strategies` and its declared options; nullptr for an unknown
+// kind.
+struct StrategyKindInfo {
+  const char* kind;
+  const char* summary;
+  const OptionSpecs& options;
+};
+const StrategyKindInfo* FindStrategyKind(const std::string& kind);
 
 }  // namespace stratasim
 

@@ -114,7 +114,7 @@ TEST(MoeTest, SkewedRoutingIsSetByTheMostLoadedGpuAndBalanced) {
   const Plan plan = PlanStrategy(s, spec);
   std::vector<StrategyRun> runs = RunStrategies(s, {"baseline"}, WholeRuns());
   const ExecutionTrace& t = runs[0].trace;
-  OptionReader opt(spec);
+  OptionReader opt(spec, MoeRoutingOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
   for (int it = 1; it < st.iterations; ++it) {
     for (int l = 0; l < st.layers; ++l) {

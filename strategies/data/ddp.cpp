@@ -23,13 +23,34 @@ std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
 
 }  // namespace
 
+const OptionSpecs& DdpOptions() {
+  static const OptionSpecs options = {
+      Size("bucket_size",
+           "gradient bucket cap (PyTorch's bucket_cap_mb = 25): smaller buckets start "
+           "communicating earlier but pay the per-collective latency more often")
+          .Default("25MiB"),
+      Flag("overlap",
+           "all-reduce each bucket as soon as the backward pass has produced it; "
+           "false: after the backward pass ends")
+          .Default("true"),
+      OneOf("algorithm", CollectiveAlgorithms(CollectiveKind::kAllReduce),
+            "all-reduce algorithm (docs/collectives.md); auto lets the simulator's tuner "
+            "choose per bucket size, as NCCL does")
+          .Default("auto"),
+      Flag("gradient_as_bucket_view",
+           "false (as PyTorch) keeps a second copy of the gradients in the bucket buffers "
+           "(memory category comm_buffers)")
+          .Default("false"),
+  };
+  return options;
+}
+
 Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
-  const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
-  const bool overlap = opt.Bool("overlap", true);
-  const std::string algorithm =
-      opt.Choice("algorithm", "auto", CollectiveAlgorithms(CollectiveKind::kAllReduce));
-  const bool bucket_view = opt.Bool("gradient_as_bucket_view", false);
+  OptionReader opt(spec, DdpOptions());
+  const double bucket_cap = opt.Bytes("bucket_size");
+  const bool overlap = opt.Bool("overlap");
+  const std::string algorithm = opt.Choice("algorithm");
+  const bool bucket_view = opt.Bool("gradient_as_bucket_view");
   opt.Finish();
 
   const TrainingSpec& tr = s.training;

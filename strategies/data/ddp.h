@@ -8,14 +8,7 @@
 // produced all its gradients, overlapping with the rest of the backward pass. The optimizer
 // step (Adam) runs after the last bucket.
 //
-// Options:
-//   bucket_size  (bytes, default "25MiB": PyTorch's bucket_cap_mb=25). Smaller buckets start
-//                communicating earlier but pay the per-collective latency more often.
-//   overlap      (default true). false all-reduces every bucket after the backward pass ends.
-//   algorithm    (default "auto"): all-reduce algorithm (core/collective_names.h); "auto"
-//                lets the simulator's tuner choose per bucket size, as NCCL does.
-//   gradient_as_bucket_view (default false, as PyTorch): false keeps a second copy of the
-//                gradients in the bucket buffers (memory category "comm_buffers").
+// Options: DdpOptions() (ddp.cpp) declares them; `stratasim strategies ddp` lists them.
 //
 // Memory: weights, gradients and Adam states (models/memory.h) and the bucket buffers from the
 // start; each micro-batch's activations from its layer's forward to its backward, with the
@@ -28,6 +21,7 @@
 namespace stratasim {
 
 Plan PlanDdp(const Scenario& s, const StrategySpec& spec);
+const OptionSpecs& DdpOptions();
 
 }  // namespace stratasim
 

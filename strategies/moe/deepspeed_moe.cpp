@@ -10,16 +10,37 @@
 
 namespace stratasim {
 
+const OptionSpecs& DeepSpeedMoeOptions() {
+  static const OptionSpecs options = Join(
+      MoeRoutingOptions(),
+      {
+          OneOf("dispatch", {"padded", "routed"},
+                "padded: DeepSpeed's [E, C, M] buffer with equal all-to-all splits, every slot "
+                "computed; routed: all-to-all-v of the routed counts")
+              .Default("padded"),
+          Flag("drop_tokens", "cap each expert at the capacity and drop the overflow")
+              .Default("false"),
+          Number("capacity_factor", 1e-3, 1e3,
+                 "cf of the gate's capacity C = max(ceil(k cf S / E), min_capacity)")
+              .Derived("the model's capacity_factor"),
+          Integer("min_capacity", 0, 1 << 30, "the floor of the gate's capacity (DeepSpeed's)")
+              .Default("4"),
+          OneOf("algorithm", CollectiveAlgorithms(CollectiveKind::kAllToAllV),
+                "all-to-all algorithm (docs/collectives.md)")
+              .Default("auto"),
+      });
+  return options;
+}
+
 Plan PlanDeepSpeedMoe(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, DeepSpeedMoeOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
-  const bool padded = opt.Choice("dispatch", "padded", {"padded", "routed"}) == "padded";
-  const bool drop = opt.Bool("drop_tokens", false);
-  const double cf = opt.Double("capacity_factor", st.capacity_factor, 1e-3, 1e3);
-  const int min_capacity = opt.Int("min_capacity", 4, 0, 1 << 30);
+  const bool padded = opt.Choice("dispatch") == "padded";
+  const bool drop = opt.Bool("drop_tokens");
+  const double cf = opt.Double("capacity_factor", st.capacity_factor);
+  const int min_capacity = opt.Int("min_capacity");
   MoeSchedule sc;
-  sc.a2a_algorithm =
-      opt.Choice("algorithm", "auto", CollectiveAlgorithms(CollectiveKind::kAllToAllV));
+  sc.a2a_algorithm = opt.Choice("algorithm");
   opt.Finish();
 
   // DeepSpeed's _capacity: ceil(tokens / experts * capacity_factor), top-2 doubling the

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -48,12 +49,27 @@ std::vector<Replica> FasterMoeShadows(const TokenMatrix& t, int experts_per_rank
   return shadows;
 }
 
+const OptionSpecs& FasterMoeOptions() {
+  static const OptionSpecs options = Join(
+      MoeRoutingOptions(),
+      {
+          Flag("shadowing", "the performance-model shadowing policy, every iteration and layer")
+              .Default("true"),
+          Flag("smart_schedule", "pairwise all-to-all steps overlapped with expert compute")
+              .Default("true"),
+          Integer("group_size", 1, limits::kMaxGpus,
+                  "workers per group of the pairwise exchange; must divide the GPUs")
+              .Default("4"),
+      });
+  return options;
+}
+
 Plan PlanFasterMoe(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, FasterMoeOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
-  const bool shadowing = opt.Bool("shadowing", true);
-  const bool smart = opt.Bool("smart_schedule", true);
-  const int group_size = opt.Int("group_size", 4, 1, 1 << 20);
+  const bool shadowing = opt.Bool("shadowing");
+  const bool smart = opt.Bool("smart_schedule");
+  const int group_size = opt.Int("group_size");
   opt.Finish();
   if (smart && st.ranks % group_size != 0) {
     throw opt.Fail("group_size",

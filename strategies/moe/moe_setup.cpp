@@ -41,6 +41,29 @@ ConfigError StrategyError(const StrategySpec& spec, const std::string& rule) {
   return ConfigError(spec.where, spec.key_path, "", rule);
 }
 
+// Beyond any gate (top-1, top-2, top-8); the bound that matters is model.experts.
+constexpr int kMaxTopK = 1 << 20;
+
+const OptionSpecs& MoeRoutingOptions() {
+  static const OptionSpecs options = {
+      Integer("top_k", 1, kMaxTopK,
+              "experts per token: 1 (Switch) or 2 (GShard); at most model.experts")
+          .Derived("the model's top_k"),
+      OneOf("routing", {"zipf", "uniform", "trace"},
+            "zipf and uniform come from the seeded generator (strategies/moe/routing.h; uniform "
+            "is zipf with skew 0) with training.seed; trace replays a routing trace file")
+          .Default("zipf"),
+      Number("skew", 0, 8, "Zipf exponent of expert popularity (routing: zipf only)")
+          .Default("1.0"),
+      Number("drift", 0, 4, "per-iteration drift of popularity (routing: zipf or uniform)")
+          .Default("0.05"),
+      FreeText("trace",
+               "path of a routing trace file (routing: trace), relative to the scenario file")
+          .Default(""),
+  };
+  return options;
+}
+
 MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader& opt) {
   const ModelSpec& m = s.model;
   if (m.kind != "moe") {
@@ -69,7 +92,10 @@ MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader&
                         "MoE strategies do not model activation recomputation: model.recompute "
                         "must be none");
   }
-  st.top_k = opt.Int("top_k", m.top_k, 1, m.experts);
+  st.top_k = opt.Int("top_k", m.top_k);
+  if (st.top_k > m.experts) {
+    throw opt.Fail("top_k", "must be <= model.experts (" + std::to_string(m.experts) + ")");
+  }
   st.capacity_factor = m.capacity_factor;
   st.layers = m.layers;
   st.warmup = tr.warmup_iterations;
@@ -89,15 +115,15 @@ MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader&
     st.non_expert_params += st.parts.back().non_expert_params;
   }
 
-  const std::string routing = opt.Choice("routing", "zipf", {"zipf", "uniform", "trace"});
-  const double skew = opt.Double("skew", 1.0, 0, 8);
-  const double drift = opt.Double("drift", 0.05, 0, 4);
-  const std::string trace = opt.Text("trace", "");
+  const std::string routing = opt.Choice("routing");
+  const double skew = opt.Double("skew");
+  const double drift = opt.Double("drift");
+  const std::string trace = opt.Text("trace");
   // A knob the chosen routing ignores is a mistake in the file, not something to drop silently.
-  if (routing != "zipf" && spec.options.count("skew") > 0) {
+  if (routing != "zipf" && opt.Given("skew")) {
     throw opt.Fail("skew", "only with routing: zipf (this strategy has routing: " + routing + ")");
   }
-  if (routing == "trace" && spec.options.count("drift") > 0) {
+  if (routing == "trace" && opt.Given("drift")) {
     throw opt.Fail("drift", "not with routing: trace (the trace gives every iteration)");
   }
   if (routing == "trace") {

@@ -1,14 +1,8 @@
 // What every MoE strategy starts from: the scenario's MoE model cut into the parts expert
 // parallelism treats differently, the gate's top-k, and the routing of every iteration.
 //
-// Options every MoE strategy reads (docs/moe.md):
-//   top_k     (default: the model's top_k) experts per token: 1 (Switch) or 2 (GShard).
-//   routing   zipf (default) | uniform | trace. zipf and uniform come from the seeded
-//             generator (strategies/moe/routing.h; uniform is zipf with skew 0) with the
-//             scenario's training.seed; trace replays a routing trace file.
-//   skew      (zipf, default 1.0) Zipf exponent of expert popularity.
-//   drift     (zipf/uniform, default 0.05) per-iteration drift of popularity.
-//   trace     (routing: trace) path of a routing trace file, relative to the scenario file.
+// Options every MoE strategy reads: MoeRoutingOptions() (moe_setup.cpp) declares them
+// (docs/moe.md; `stratasim strategies deepspeed-moe` lists them with the kind's own).
 // The strategies of one scenario must give the same routing options to be compared on the
 // same routing (the report's speed-up pairs a strategy with the baseline of its top_k).
 #ifndef STRATASIM_STRATEGIES_MOE_MOE_SETUP_H_
@@ -18,6 +12,7 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "core/strategy_options.h"
 #include "models/workload.h"
 #include "strategies/moe/routing.h"
 
@@ -61,6 +56,9 @@ struct MoeSetup {
 // kind moe, experts not a multiple of the GPUs, global_batch != micro_batch x GPUs, a trace
 // whose sizes differ from the scenario's.
 MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader& opt);
+
+// The options ReadMoeSetup reads; each MoE kind declares them before its own.
+const OptionSpecs& MoeRoutingOptions();
 
 // A ConfigError about the strategy as a whole (located at it, key strategies[i]).
 ConfigError StrategyError(const StrategySpec& spec, const std::string& rule);

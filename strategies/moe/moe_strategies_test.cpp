@@ -50,7 +50,7 @@ TEST(MoeStrategiesTest, RoutedAllToAllVolumesEqualRoutingTimesTokenSize) {
   const StrategySpec spec =
       SpecOf("ep", "deepspeed-moe", {{"dispatch", "routed"}, {"skew", "1.2"}});
   const Plan p = PlanStrategy(s, spec);
-  OptionReader opt(spec);
+  OptionReader opt(spec, MoeRoutingOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
   const auto a2a = Kind(p, CollectiveKind::kAllToAllV);
   // Per iteration and layer: dispatch, combine, combine-grad, dispatch-grad.
@@ -78,7 +78,7 @@ TEST(MoeStrategiesTest, PaddedDispatchSendsEqualBlocksAtTheLargestCount) {
   const Scenario s = TinyMoe();
   const StrategySpec spec = SpecOf("ds", "deepspeed-moe", {});
   const Plan p = PlanStrategy(s, spec);
-  OptionReader opt(spec);
+  OptionReader opt(spec, MoeRoutingOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
   const auto a2a = Kind(p, CollectiveKind::kAllToAll);
   ASSERT_EQ(a2a.size(), 3u * 2 * 4);
@@ -259,8 +259,8 @@ TEST(MoeStrategiesTest, BadInput) {
                     "s.yaml:9:5: strategies[0].options.trace = \"t.txt\": only with routing: "
                     "trace");
   ExpectConfigError(s, SpecOf("x", "pro-prophet", {{"top_k", "9"}}),
-                    "s.yaml:9:5: strategies[0].options.top_k = \"9\": must be an integer in "
-                    "[1, 8]");
+                    "s.yaml:9:5: strategies[0].options.top_k = \"9\": must be <= model.experts "
+                    "(8)");
   ExpectConfigError(s, SpecOf("x", "pro-prophet", {{"routing", "uniform"}, {"skew", "1"}}),
                     "s.yaml:9:5: strategies[0].options.skew = \"1\": only with routing: zipf "
                     "(this strategy has routing: uniform)");

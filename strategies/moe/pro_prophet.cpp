@@ -77,11 +77,23 @@ std::vector<Replica> ProProphetSearch(const TokenMatrix& predicted, int experts_
   return list;
 }
 
+const OptionSpecs& ProProphetOptions() {
+  static const OptionSpecs options = Join(
+      MoeRoutingOptions(),
+      {
+          Flag("schedule", "the block-wise scheduler; false: transfers exposed").Default("true"),
+          Number("alpha", 0, 1e6,
+                 "stop when max - min device load < alpha x mean expert load (I / E)")
+              .Default("3"),
+      });
+  return options;
+}
+
 Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, ProProphetOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
-  const bool scheduled = opt.Bool("schedule", true);
-  const double alpha = opt.Double("alpha", 3.0, 0, 1e6);
+  const bool scheduled = opt.Bool("schedule");
+  const double alpha = opt.Double("alpha");
   opt.Finish();
   const MoeCostModel m = MakeMoeCostModel(s, st);
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);

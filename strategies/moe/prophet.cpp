@@ -71,12 +71,28 @@ std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_r
   return reps;
 }
 
+const OptionSpecs& ProphetOptions() {
+  static const OptionSpecs options = Join(
+      MoeRoutingOptions(),
+      {
+          Flag("schedule", "the layer-wise scheduler; false: transfers exposed").Default("true"),
+          Number("history", 1e-6, 1,
+                 "weight of the newest iteration in the moving average of the load")
+              .Default("0.5"),
+          Number("alpha", 0, 1e6,
+                 "stop placing when max - min device load < alpha x mean expert load "
+                 "(Pro-Prophet's rule)")
+              .Default("3"),
+      });
+  return options;
+}
+
 Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, ProphetOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
-  const bool scheduled = opt.Bool("schedule", true);
-  const double history = opt.Double("history", 0.5, 1e-6, 1);
-  const double alpha = opt.Double("alpha", 3.0, 0, 1e6);
+  const bool scheduled = opt.Bool("schedule");
+  const double history = opt.Double("history");
+  const double alpha = opt.Double("alpha");
   opt.Finish();
   const MoeCostModel m = MakeMoeCostModel(s, st);
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);

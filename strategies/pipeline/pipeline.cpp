@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/limits.h"
 #include "core/units.h"
 #include "models/memory.h"
 #include "strategies/fold.h"
@@ -52,16 +53,9 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
   const TrainingSpec& tr = s.training;
   const int gpus = s.cluster.NumGpus();
   Options o;
-  o.p = opt.Int("stages", 0, three_d ? 1 : 2, 1 << 20);
-  if (o.p == 0) {
-    throw opt.Fail("stages", three_d ? "is required: the number of pipeline stages (>= 1)"
-                                     : "is required: the number of pipeline stages (>= 2)");
-  }
-  o.t = opt.Int("tensor", 0, 1, 1 << 20);
-  o.d = opt.Int("data", 0, 1, 1 << 20);
-  if (three_d && o.t == 0) throw opt.Fail("tensor", "is required: the tensor-parallel degree");
-  if (three_d && o.d == 0) throw opt.Fail("data", "is required: the data-parallel degree");
-  if (o.t == 0) o.t = 1;
+  o.p = opt.Int("stages");
+  o.t = opt.Int("tensor");
+  o.d = three_d ? opt.Int("data") : opt.Int("data", 0);
   const std::string tp = "tensor (" + Str(o.t) + ") x stages (" + Str(o.p) + ")";
   if (o.d > 0) {
     if (static_cast<long>(o.t) * o.p * o.d != gpus) {
@@ -80,21 +74,20 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
     o.d = gpus / (o.t * o.p);
   }
   if (o.t > 1) CheckTensorDegree(s.model, o.t, opt, "tensor");
-  o.sp = opt.Bool("sequence_parallel", false);
+  o.sp = opt.Bool("sequence_parallel");
   if (o.sp && o.t == 1) throw opt.Fail("sequence_parallel", "only applies with tensor > 1");
-  o.scatter_gather = opt.Bool("scatter_gather", true);
-  o.order = opt.Choice("rank_order", "tpd", ParallelLayout::Orders());
-  o.dp_overlap = opt.Bool("dp_overlap", true);
-  o.bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
+  o.scatter_gather = opt.Bool("scatter_gather");
+  o.order = opt.Choice("rank_order");
+  o.dp_overlap = opt.Bool("dp_overlap");
+  o.bucket_cap = opt.Bytes("bucket_size");
 
-  o.schedule = opt.Choice("schedule", three_d ? "1f1b" : "gpipe",
-                          {"gpipe", "1f1b", "interleaved", "pipedream_2bw"});
+  o.schedule = opt.Choice("schedule");
   if (o.schedule == "interleaved") {
-    o.v = opt.Int("virtual_stages", 2, 2, 1 << 20);
-  } else if (spec.options.count("virtual_stages") > 0) {
+    o.v = opt.Int("virtual_stages");
+  } else if (opt.Given("virtual_stages")) {
     throw opt.Fail("virtual_stages", "only applies to schedule interleaved");
   }
-  o.m = opt.Int("micro_batches", 0, 1, 1 << 24);
+  o.m = opt.Int("micro_batches", 0);
   if (o.m == 0) {
     const long per = static_cast<long>(tr.micro_batch) * o.d;
     if (tr.global_batch % per != 0) {
@@ -111,8 +104,8 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
                                         ") to be a multiple of stages (" + Str(o.p) +
                                         "), as Megatron-LM does");
   }
-  o.partition = opt.Text("partition", "even");
-  const std::string rc = opt.Text("recompute", "");
+  o.partition = opt.Text("partition");
+  const std::string rc = opt.Text("recompute");
   if (!rc.empty()) {
     size_t at = 0;
     while (at <= rc.size()) {
@@ -151,8 +144,69 @@ Workload StageWorkload(const Scenario& s, const Options& o, bool use_model, Reco
 
 }  // namespace
 
+const OptionSpecs& PipelineOptions(bool three_d) {
+  // Stage counts, degrees and micro-batches are bounded by what a cluster and a run can hold.
+  constexpr int kMaxMicroBatches = 1 << 24;
+  auto make = [](bool three_d) {
+    return OptionSpecs{
+        three_d ? Integer("stages", 1, limits::kMaxGpus, "the number of pipeline stages (>= 1)")
+                : Integer("stages", 2, limits::kMaxGpus, "the number of pipeline stages (>= 2)"),
+        three_d ? Integer("tensor", 1, limits::kMaxGpus, "the tensor-parallel degree")
+                : Integer("tensor", 1, limits::kMaxGpus,
+                          "each stage's layers split over a tensor-parallel group of t GPUs as "
+                          "the tensor strategy does; t must divide the model's heads")
+                      .Default("1"),
+        three_d ? Integer("data", 1, limits::kMaxGpus, "the data-parallel degree")
+                : Integer("data", 1, limits::kMaxGpus,
+                          "the data-parallel degree; tensor x stages x data must equal the GPUs")
+                      .Derived("GPUs / (tensor x stages), which must be an integer"),
+        OneOf("rank_order", ParallelLayout::Orders(),
+              "a permutation of t, p, d, fastest-varying first: tpd puts a tensor group on "
+              "consecutive ranks, then the stages of a replica, then the replicas "
+              "(strategies/parallel_layout.h)")
+            .Default("tpd"),
+        Flag("sequence_parallel", "Korthikanti et al. 2022's sequence parallelism (tensor > 1)")
+            .Default("false"),
+        Flag("scatter_gather",
+             "tensor > 1 without sequence parallelism: each GPU of a tensor group sends 1/t of "
+             "the boundary tensor and the receiving group all-gathers it (Narayanan et al. 2021, "
+             "SC, 4.1)")
+            .Default("true"),
+        Integer("micro_batches", 1, kMaxMicroBatches,
+                "m; samples per iteration are m x micro_batch x data")
+            .Derived("global_batch / (micro_batch x data), which must be an integer"),
+        OneOf("schedule", {"gpipe", "1f1b", "interleaved", "pipedream_2bw"},
+              "gpipe (Huang et al. 2019), 1f1b (PipeDream-Flush), interleaved (Megatron-LM's "
+              "interleaved 1F1B; micro_batches a multiple of stages) or pipedream_2bw (1F1B "
+              "without a flush, two weight versions)")
+            .Default(three_d ? "1f1b" : "gpipe"),
+        Integer("virtual_stages", 2, limits::kMaxGpus,
+                "v chunks per stage, for schedule interleaved only")
+            .Default("2"),
+        FreeText("partition",
+                 "even: contiguous stages minimising the largest forward FLOPs of a stage (for "
+                 "interleaved, chunks balancing each stage's sum); or layer counts per stage (per "
+                 "chunk for interleaved) over the repeated blocks, such as \"6,6,6,6\", the "
+                 "embedding joining the first stage and the head the last")
+            .Default("even"),
+        FreeText("recompute",
+                 "none, selective or full, for all stages or one per stage (\"full,none\"); "
+                 "empty: the model's recompute")
+            .Default(""),
+        Flag("dp_overlap",
+             "each stage's data-parallel all-reduce runs in buckets launched as the batch's last "
+             "backward of each chunk finishes their layers (Megatron-LM's "
+             "--overlap-grad-reduce); false: one all-reduce after the flush")
+            .Default("true"),
+        Size("bucket_size", "gradient bucket cap of the data-parallel all-reduce").Default("25MiB"),
+    };
+  };
+  static const OptionSpecs pipeline = make(false), three_d_options = make(true);
+  return three_d ? three_d_options : pipeline;
+}
+
 Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, PipelineOptions(spec.kind == "3d"));
   const Options o = ReadOptions(s, spec, opt);
   opt.Finish();
   const TrainingSpec& tr = s.training;

@@ -22,40 +22,9 @@
 //                Limit: the step waits for the stage's gradient all-reduce (when d > 1) on the
 //                compute stream instead of overlapping it with the next batch.
 //
-// Options (kind "pipeline"; kind "3d" is the same planner with tensor, stages and data all
-// required, stages >= 1, and schedule 1f1b by default):
-//   stages          p >= 2 (>= 1 for 3d).
-//   tensor          t (default 1): each stage's layers split over a tensor-parallel group of t
-//                   GPUs as the `tensor` strategy does (strategies/tensor/tp_layer.h); t must
-//                   divide the model's heads.
-//   data            d: for 3d required, and t x p x d must equal the GPU count; otherwise
-//                   GPUs / (t p), which must be an integer.
-//   rank_order      a permutation of t, p, d, fastest-varying first (default "tpd": the t GPUs
-//                   of a tensor group on consecutive ranks, then the stages of a replica, then
-//                   the replicas; strategies/parallel_layout.h).
-//   sequence_parallel  (t > 1 only) Korthikanti et al. 2022's sequence parallelism.
-//   scatter_gather  (default true; t > 1 without sequence parallelism) Megatron-LM's
-//                   scatter/gather of boundary tensors (Narayanan et al. 2021, SC, §4.1): each
-//                   GPU of a tensor group sends 1/t of the tensor, the receiving group
-//                   all-gathers it on its compute stream.
-//   micro_batches   m; default global_batch / (micro_batch * d), which must then be an integer.
-//                   Samples per iteration are m * micro_batch * d.
-//   schedule        gpipe (default for pipeline) | 1f1b (default for 3d) | interleaved |
-//                   pipedream_2bw.
-//   virtual_stages  v >= 2 for interleaved (default 2); not allowed for the other schedules.
-//   partition       "even" (default): contiguous stages minimising the largest forward FLOPs of a
-//                   stage (for interleaved, chunks balancing each stage's sum of chunks); or
-//                   layer counts per stage (per chunk for interleaved) such as "6,6,6,6". The
-//                   counts are over the workload's repeated blocks (layers with recomputation,
-//                   i.e. transformer layers or CNN blocks); the layers before the first block
-//                   (embedding) join the first stage and those after the last (head) the last
-//                   stage, as Megatron-LM places them.
-//   recompute       none | selective | full, for all stages or one per stage ("full,none");
-//                   default: the model's `recompute`.
-//   dp_overlap      (default true) the data-parallel gradient all-reduce of each stage runs in
-//                   buckets (`bucket_size`, default 25 MiB) launched as the batch's last backward
-//                   of each chunk finishes their layers (Megatron-LM's --overlap-grad-reduce);
-//                   false: one all-reduce of the stage's gradients after the flush.
+// Options: PipelineOptions(three_d) (pipeline.cpp) declares them; `stratasim strategies pipeline`
+// and `stratasim strategies 3d` list them. Kind "3d" is the same planner with tensor, stages
+// and data all required, stages >= 1, and schedule 1f1b by default.
 //
 // Boundary traffic: the input activation of the next stage's first layer
 // (LayerCost::input_bytes: micro_batch x sequence x hidden x dtype bytes for a transformer,
@@ -79,6 +48,8 @@
 namespace stratasim {
 
 Plan PlanPipeline(const Scenario& s, const StrategySpec& spec);
+// The options of kind "pipeline", or of kind "3d" when `three_d`.
+const OptionSpecs& PipelineOptions(bool three_d);
 
 // One step of a stage's schedule: the forward or backward of micro-batch `micro_batch` through
 // the stage's model chunk `chunk` (0 <= chunk < v; global chunk chunk * p + stage).

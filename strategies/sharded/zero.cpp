@@ -67,24 +67,52 @@ std::string TaskNameOf(int it, int mb, const std::string& what) {
 
 }  // namespace
 
+const OptionSpecs& ZeroOptions(int stage) {
+  const OptionSpec shard_group =
+      OneOf("shard_group", {"all", "server"},
+            "all: shard over every GPU. server: shard over the GPUs of each server and replicate "
+            "across servers (FSDP HYBRID_SHARD, Zhao et al. 3.2.2): after the last micro-batch's "
+            "reduce-scatters each shard is all-reduced between the ranks that hold it, once per "
+            "iteration; needs servers with equal GPU counts")
+          .Default("all");
+  static const OptionSpecs stage12 = {
+      shard_group,
+      Size("bucket_size", "gradient bucket cap, as DDP's").Default("25MiB"),
+  };
+  static const OptionSpecs stage3 = {
+      shard_group,
+      OneOf("unit", {"layer", "model"},
+            "layer wraps each workload layer (embedding, transformer layer, head) as an FSDP "
+            "unit; model wraps the whole model as one unit (one all-gather of everything: "
+            "least latency, most memory)")
+          .Default("layer"),
+      Flag("prefetch",
+           "issue unit i+1's all-gather when unit i's compute starts, overlapping it (FSDP "
+           "forward/backward prefetch, one unit ahead); false: when unit i ends, so every "
+           "all-gather is exposed")
+          .Default("true"),
+  };
+  return stage < 3 ? stage12 : stage3;
+}
+
 Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
   const int stage = spec.kind == "zero1"   ? 1
                     : spec.kind == "zero2" ? 2
                     : spec.kind == "zero3" ? 3
                                            : 0;
+  OptionReader opt(spec, ZeroOptions(stage));
   if (stage == 0) {
     throw opt.Fail("", "PlanZero plans kinds zero1, zero2 and zero3, not \"" + spec.kind + "\"");
   }
-  const bool hybrid = opt.Choice("shard_group", "all", {"all", "server"}) == "server";
-  double bucket_cap = 25.0 * 1024 * 1024;
+  const bool hybrid = opt.Choice("shard_group") == "server";
+  double bucket_cap = 0;
   std::string unit = "layer";
   bool prefetch = true;
   if (stage < 3) {
-    bucket_cap = opt.Bytes("bucket_size", bucket_cap);
+    bucket_cap = opt.Bytes("bucket_size");
   } else {
-    unit = opt.Choice("unit", "layer", {"layer", "model"});
-    prefetch = opt.Bool("prefetch", true);
+    unit = opt.Choice("unit");
+    prefetch = opt.Bool("prefetch");
   }
   opt.Finish();
 

@@ -17,21 +17,7 @@
 //          use; its gradients are reduce-scattered right after its backward, every
 //          micro-batch. Per iteration and micro-batch: 3 Psi moved vs DDP's 2 Psi (ZeRO §7.2.2).
 //
-// Options:
-//   shard_group  "all" (default): shard over every GPU. "server": shard over the GPUs of each
-//                server and replicate across servers (FSDP HYBRID_SHARD, Zhao et al. §3.2.2):
-//                after the last micro-batch's reduce-scatters, each shard is all-reduced
-//                between the ranks that hold it in every server (once per iteration: FSDP
-//                all-reduces every micro-batch unless under no_sync). Needs servers with equal
-//                GPU counts; the shard group is then the server.
-//   bucket_size  (bytes, default "25MiB", zero1/zero2): gradient bucket cap, as DDP's.
-//   unit         (zero3, default "layer"): "layer" wraps each workload layer (embedding,
-//                transformer layer, head) as an FSDP unit; "model" wraps the whole model as one
-//                unit (one all-gather of everything: least latency, most memory).
-//   prefetch     (zero3, default true): the all-gather of unit i+1 is issued on the
-//                all-gather stream when unit i's compute starts, so that it overlaps unit i
-//                (FSDP forward/backward prefetch, one unit ahead). false: issued when unit i
-//                ends, so every all-gather is exposed.
+// Options: ZeroOptions(stage) (zero.cpp) declares them; `stratasim strategies zero3` lists them.
 //
 // Streams: "compute", "comm" (all-gathers, and zero1/zero2 reduce-scatters) and, for zero3,
 // "comm_rs" (reduce-scatters; FSDP runs them on their own stream).
@@ -50,6 +36,8 @@
 namespace stratasim {
 
 Plan PlanZero(const Scenario& s, const StrategySpec& spec);
+// The options of kind zero<stage>, stage 1, 2 or 3.
+const OptionSpecs& ZeroOptions(int stage);
 
 }  // namespace stratasim
 

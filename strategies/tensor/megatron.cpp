@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/limits.h"
 #include "core/units.h"
 #include "models/memory.h"
 #include "models/ops.h"
@@ -97,13 +98,30 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
   return w;
 }
 
+const OptionSpecs& TensorParallelOptions() {
+  static const OptionSpecs options = {
+      Integer("degree", 1, limits::kMaxGpus,
+              "the tensor-parallel degree t; must divide the GPU count and the model's attention "
+              "(and key/value) heads")
+          .Derived("the GPUs of a server of the first group"),
+      Flag("sequence_parallel",
+           "Korthikanti et al. 2022 4.2.2: all-reduces become reduce-scatter + all-gather, and "
+           "norms, dropouts and residuals run on s/t of the sequence")
+          .Default("false"),
+      Size("bucket_size",
+           "gradient buckets of the data-parallel all-reduce among the GPUs/t replicas, as DDP's")
+          .Default("25MiB"),
+  };
+  return options;
+}
+
 Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
-  OptionReader opt(spec);
+  OptionReader opt(spec, TensorParallelOptions());
   const int gpus = s.cluster.NumGpus();
   const int per_server = s.cluster.groups.empty() ? 1 : s.cluster.groups.front().gpus_per_server;
-  const int t = opt.Int("degree", std::min(per_server, gpus), 1, gpus);
-  const bool sp = opt.Bool("sequence_parallel", false);
-  const double bucket_cap = opt.Bytes("bucket_size", 25.0 * 1024 * 1024);
+  const int t = opt.Int("degree", std::min(per_server, gpus));
+  const bool sp = opt.Bool("sequence_parallel");
+  const double bucket_cap = opt.Bytes("bucket_size");
   opt.Finish();
 
   const ModelSpec& m = s.model;

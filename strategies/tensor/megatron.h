@@ -30,12 +30,8 @@
 // 5 a s/(h t)), Korthikanti Table 2). The re-gather of the sequence-sharded GEMM inputs in the
 // backward pass is not modelled.
 //
-// Options:
-//   degree             t (default: the GPUs of a server of the first group). Must divide the
-//                      GPU count and the model's attention (and key/value) heads.
-//   sequence_parallel  (default false).
-//   bucket_size        (bytes, default "25MiB"): gradient buckets of the data-parallel
-//                      all-reduce among the GPUs/t replicas, as DDP's.
+// Options: TensorParallelOptions() (megatron.cpp) declares them; `stratasim strategies tensor`
+// lists them.
 //
 // Data parallelism: ranks j, j+t, j+2t... hold the same shard and all-reduce its gradients in
 // buckets during the last micro-batch's backward (overlapped, as DDP).
@@ -48,6 +44,7 @@
 namespace stratasim {
 
 Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec);
+const OptionSpecs& TensorParallelOptions();
 
 // The workload of one GPU of a tensor group of `t` GPUs: `w` (built without recomputation)
 // split as above, with the recomputation `model` asks for applied afterwards.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "core/strategy_options.h"
 #include "core/task_graph.h"
 #include "models/workload.h"
 
