@@ -12,28 +12,17 @@
 #include "sim/executor.h"
 #include "strategies/plan.h"
 #include "tests/cli_runner.h"
+#include "tests/scenario_text.h"
 
 namespace stratasim {
 namespace {
 
-const char kCluster[] = R"(
-cluster:
-  servers:
-    - name: box
-      count: 2
-      gpu: A100-SXM4-80GB
-      gpus_per_server: 4
-      nvswitch: {bandwidth: "300GB/s", latency: "1us"}
-      nics: {count: 2, bandwidth: "100Gb/s", latency: "2us"}
-  network: {kind: single_switch, latency: "1us"}
-training: {global_batch: 8, micro_batch: 1, precision: bf16, iterations: {warmup: 0, measured: 1},
-           seed: 3}
-)";
+const char kTraining[] =
+    "training: {global_batch: 8, micro_batch: 1, precision: bf16,\n"
+    "           iterations: {warmup: 0, measured: 1}, seed: 3}\n";
 const char kDense[] =
     "model: {kind: gpt, layers: 2, hidden: 512, heads: 8, sequence: 256, vocabulary: 1024}\n";
-const char kMoe[] =
-    "model: {kind: moe, layers: 2, hidden: 1024, ffn_hidden: 4096, heads: 16, sequence: 2048,\n"
-    "        vocabulary: 1024, experts: 8, top_k: 1}\n";
+using testing::kSmallMoeModel;
 
 // A planner that emits collectives of `kind`, with `{}` where the algorithm's name goes.
 struct Route {
@@ -46,19 +35,21 @@ const Route kRoutes[] = {
     {CollectiveKind::kAllReduce, kDense, "{name: s, kind: ddp, options: {algorithm: {}}}", true},
     {CollectiveKind::kReduceScatter, kDense, "{name: s, kind: zero2}", false},
     {CollectiveKind::kAllGather, kDense, "{name: s, kind: zero2}", false},
-    {CollectiveKind::kAllToAll, kMoe, "{name: s, kind: deepspeed-moe}", false},
-    {CollectiveKind::kAllToAllV, kMoe,
+    {CollectiveKind::kAllToAll, kSmallMoeModel, "{name: s, kind: deepspeed-moe}", false},
+    {CollectiveKind::kAllToAllV, kSmallMoeModel,
      "{name: s, kind: deepspeed-moe, options: {dispatch: routed, algorithm: {}}}", true},
     // Skewed routing: FasterMoE shadows the popular experts (broadcast) and reduces their
     // gradients to their owners.
-    {CollectiveKind::kBroadcast, kMoe, "{name: s, kind: fastermoe, options: {skew: 1.5}}", false},
-    {CollectiveKind::kReduce, kMoe, "{name: s, kind: fastermoe, options: {skew: 1.5}}", false},
+    {CollectiveKind::kBroadcast, kSmallMoeModel, "{name: s, kind: fastermoe, options: {skew: 1.5}}",
+     false},
+    {CollectiveKind::kReduce, kSmallMoeModel, "{name: s, kind: fastermoe, options: {skew: 1.5}}",
+     false},
 };
 
 std::string ScenarioFor(const Route& r, const std::string& algorithm) {
   std::string strategy = r.strategy;
   if (r.by_option) strategy.replace(strategy.find("{}"), 2, algorithm);
-  std::string text = "name: registry\n" + std::string(kCluster) + r.model;
+  std::string text = "name: registry\n" + testing::TwoA100Servers(2) + kTraining + r.model;
   if (!r.by_option) {
     text += "simulation: {collectives: {algorithms: {" + std::string(ToString(r.kind)) + ": " +
             algorithm + "}}}\n";
