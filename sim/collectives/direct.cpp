@@ -140,8 +140,13 @@ double PredictDirect(const PredictArgs& a) {
 
 // NCCL's one-shot kernels (and grouped send/recv for all-to-all): auto may pick it.
 const CollectiveAlgorithm collective_algorithms::direct{
-    NcclAlgorithm::kRing,  /*uses_channels=*/false,   /*chosen_by_auto=*/true,
-    /*auto_fits=*/nullptr, /*neighbour_steps=*/false, LowerDirect,
-    PredictDirect};
+    NcclAlgorithm::kRing,  // nccl
+    false,                 // uses_channels
+    true,                  // chosen_by_auto
+    nullptr,               // auto_fits
+    false,                 // neighbour_steps
+    LowerDirect,           // lower
+    PredictDirect,         // predict
+};
 
 }  // namespace stratasim::sim

@@ -106,12 +106,14 @@ bool HierarchicalFits(const GroupView& view) {
 // Not one of NCCL's algorithms, but its intra/inter split: auto may pick it across equal
 // servers. Its cross-server phase already runs one ring per position, hence per NIC: no
 // channels.
-const CollectiveAlgorithm collective_algorithms::hierarchical{NcclAlgorithm::kRing,
-                                                              /*uses_channels=*/false,
-                                                              /*chosen_by_auto=*/true,
-                                                              /*auto_fits=*/HierarchicalFits,
-                                                              /*neighbour_steps=*/true,
-                                                              LowerHierarchical,
-                                                              PredictHierarchical};
+const CollectiveAlgorithm collective_algorithms::hierarchical{
+    NcclAlgorithm::kRing,  // nccl
+    false,                 // uses_channels
+    true,                  // chosen_by_auto
+    HierarchicalFits,      // auto_fits
+    true,                  // neighbour_steps
+    LowerHierarchical,     // lower
+    PredictHierarchical,   // predict
+};
 
 }  // namespace stratasim::sim

@@ -66,8 +66,13 @@ double PredictPairwise(const PredictArgs& a) {
 
 // MPI's algorithm, run only when named (as recursive halving-doubling).
 const CollectiveAlgorithm collective_algorithms::pairwise{
-    NcclAlgorithm::kRing,  /*uses_channels=*/false,   /*chosen_by_auto=*/false,
-    /*auto_fits=*/nullptr, /*neighbour_steps=*/false, LowerPairwise,
-    PredictPairwise};
+    NcclAlgorithm::kRing,  // nccl
+    false,                 // uses_channels
+    false,                 // chosen_by_auto
+    nullptr,               // auto_fits
+    false,                 // neighbour_steps
+    LowerPairwise,         // lower
+    PredictPairwise,       // predict
+};
 
 }  // namespace stratasim::sim

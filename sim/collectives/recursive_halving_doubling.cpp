@@ -77,8 +77,13 @@ double PredictRecursiveHalvingDoubling(const PredictArgs& a) {
 // it, and on a non-blocking NVSwitch the alpha-beta model would prefer it to the ring (same
 // bytes, fewer steps).
 const CollectiveAlgorithm collective_algorithms::recursive_halving_doubling{
-    NcclAlgorithm::kRing,           /*uses_channels=*/false,   /*chosen_by_auto=*/false,
-    /*auto_fits=*/nullptr,          /*neighbour_steps=*/false, LowerRecursiveHalvingDoubling,
-    PredictRecursiveHalvingDoubling};
+    NcclAlgorithm::kRing,             // nccl
+    false,                            // uses_channels
+    false,                            // chosen_by_auto
+    nullptr,                          // auto_fits
+    false,                            // neighbour_steps
+    LowerRecursiveHalvingDoubling,    // lower
+    PredictRecursiveHalvingDoubling,  // predict
+};
 
 }  // namespace stratasim::sim

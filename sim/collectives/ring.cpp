@@ -174,12 +174,14 @@ double PredictRing(const PredictArgs& a) {
 }  // namespace
 
 // NCCL's ring: auto may pick it, on as many channels as the tuner gives it.
-const CollectiveAlgorithm collective_algorithms::ring{NcclAlgorithm::kRing,
-                                                      /*uses_channels=*/true,
-                                                      /*chosen_by_auto=*/true,
-                                                      /*auto_fits=*/nullptr,
-                                                      /*neighbour_steps=*/true,
-                                                      LowerRing,
-                                                      PredictRing};
+const CollectiveAlgorithm collective_algorithms::ring{
+    NcclAlgorithm::kRing,  // nccl
+    true,                  // uses_channels
+    true,                  // chosen_by_auto
+    nullptr,               // auto_fits
+    true,                  // neighbour_steps
+    LowerRing,             // lower
+    PredictRing,           // predict
+};
 
 }  // namespace stratasim::sim

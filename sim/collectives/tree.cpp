@@ -254,12 +254,14 @@ double PredictTree(const PredictArgs& a) {
 
 // NCCL's trees: auto may pick them, on as many channels as the tuner gives them; NCCL's tree
 // figures.
-const CollectiveAlgorithm collective_algorithms::tree{NcclAlgorithm::kTree,
-                                                      /*uses_channels=*/true,
-                                                      /*chosen_by_auto=*/true,
-                                                      /*auto_fits=*/nullptr,
-                                                      /*neighbour_steps=*/true,
-                                                      LowerTree,
-                                                      PredictTree};
+const CollectiveAlgorithm collective_algorithms::tree{
+    NcclAlgorithm::kTree,  // nccl
+    true,                  // uses_channels
+    true,                  // chosen_by_auto
+    nullptr,               // auto_fits
+    true,                  // neighbour_steps
+    LowerTree,             // lower
+    PredictTree,           // predict
+};
 
 }  // namespace stratasim::sim
