@@ -1,34 +1,42 @@
 #include "core/collective_names.h"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 
 namespace stratasim {
+namespace {
+
+unsigned KindBits(std::initializer_list<CollectiveKind> kinds) {
+  unsigned bits = 0;
+  for (CollectiveKind k : kinds) bits |= 1u << static_cast<unsigned>(k);
+  return bits;
+}
+
+}  // namespace
+
+const std::vector<CollectiveAlgorithmName>& AllCollectiveAlgorithms() {
+  static const std::vector<CollectiveAlgorithmName> all = {
+#define STRATASIM_COLLECTIVE_ALGORITHM(name, ...) {#name, KindBits({__VA_ARGS__})},
+#include "core/collective_algorithms.def"
+#undef STRATASIM_COLLECTIVE_ALGORITHM
+  };
+  return all;
+}
 
 const std::vector<std::string>& CollectiveAlgorithms(CollectiveKind kind) {
-  static const std::vector<std::string> all_reduce = {
-      "auto", "ring", "tree", "recursive_halving_doubling", "hierarchical", "direct"};
-  static const std::vector<std::string> scatter_gather_ring = {"auto", "ring", "direct",
-                                                               "hierarchical"};
-  static const std::vector<std::string> rooted = {"auto", "ring", "tree"};
-  static const std::vector<std::string> all_to_all = {"auto", "direct", "pairwise"};
-  static const std::vector<std::string> direct = {"auto", "direct"};
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return all_reduce;
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllGather:
-      return scatter_gather_ring;
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce:
-      return rooted;
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kAllToAllV:
-      return all_to_all;
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return direct;
-  }
-  return direct;
+  static const auto by_kind = [] {
+    std::array<std::vector<std::string>, std::size(kAllCollectiveKinds)> names;
+    for (CollectiveKind k : kAllCollectiveKinds) {
+      auto& list = names[static_cast<size_t>(k)];
+      list.emplace_back("auto");
+      for (const CollectiveAlgorithmName& a : AllCollectiveAlgorithms()) {
+        if (a.Serves(k)) list.emplace_back(a.name);
+      }
+    }
+    return names;
+  }();
+  return by_kind[static_cast<size_t>(kind)];
 }
 
 bool IsCollectiveAlgorithm(CollectiveKind kind, const std::string& name) {

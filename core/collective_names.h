@@ -1,19 +1,32 @@
-// The collective algorithms the simulator implements, by name, per collective kind. Pure data
-// shared by the scenario loader (to reject a name at the edge) and sim/ (to lower it).
+// The collective algorithms by name, and the collective kinds each serves: the core half of
+// the collective registry (core/collective_algorithms.def), shared by the scenario loader and
+// the planners (to reject a name at the edge) and sim/ (whose entries add how each runs).
 #ifndef STRATASIM_CORE_COLLECTIVE_NAMES_H_
 #define STRATASIM_CORE_COLLECTIVE_NAMES_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/task_graph.h"
 
 namespace stratasim {
 
-// Algorithm names of `kind`, "auto" first:
+// One line of core/collective_algorithms.def.
+struct CollectiveAlgorithmName {
+  std::string_view name;
+  unsigned kinds = 0;  // bit k: serves CollectiveKind k
+
+  bool Serves(CollectiveKind kind) const { return (kinds >> static_cast<unsigned>(kind)) & 1u; }
+};
+
+// Every algorithm, in the order of the list.
+const std::vector<CollectiveAlgorithmName>& AllCollectiveAlgorithms();
+
+// Algorithm names of `kind`, "auto" first, then the list's order:
 //   all_reduce      auto ring tree recursive_halving_doubling hierarchical direct
-//   reduce_scatter  auto ring direct hierarchical
-//   all_gather      auto ring direct hierarchical
+//   reduce_scatter  auto ring hierarchical direct
+//   all_gather      auto ring hierarchical direct
 //   broadcast       auto ring tree
 //   reduce          auto ring tree
 //   all_to_all(_v)  auto direct pairwise

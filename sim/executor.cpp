@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/graph_index.h"
 #include "core/limits.h"
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
@@ -56,14 +57,6 @@ struct CollectiveState {
   LatencyGroups groups;  // stream rings: when their flows complete (sim/latency_groups.h)
   int members_joined = 0;
   int members_done = 0;
-};
-
-// A point-to-point transfer waits for both its Send and its Recv to be ready (rendezvous).
-struct TransferState {
-  TaskId send = -1;
-  TaskId recv = -1;
-  bool send_ready = false;
-  bool recv_ready = false;
 };
 
 // What a running SimGrid activity or pending timer stands for. A collective's flow runs in two
@@ -206,13 +199,10 @@ class Executor {
                What::kTransfer, a, 0);
         break;
       }
-      case What::kTransfer: {
-        auto s = transfers_.find(G().task(a).tag);
-        done_queue_.push_back(s->second.send);
-        done_queue_.push_back(s->second.recv);
-        transfers_.erase(s);
+      case What::kTransfer:
+        done_queue_.push_back(a);
+        done_queue_.push_back(index_.Peer(G().task(a)));
         break;
-      }
       case What::kFlowDelay:
         StartFlowComm(a, b);
         break;
@@ -303,8 +293,7 @@ class Executor {
         if (cs >= 0 && cs != t.stream) fusible_rank_[static_cast<size_t>(t.rank)] = 0;
         cs = t.stream;
       }
-      if (t.kind == TaskKind::kSend) transfers_[t.tag].send = id;
-      if (t.kind == TaskKind::kRecv) transfers_[t.tag].recv = id;
+      index_.Add(t);
     }
     // The batch's successor lists, after those of earlier batches.
     const std::uint64_t first = succ_begin_[lo];
@@ -446,6 +435,7 @@ class Executor {
     times_.DropBelow(below);
     done_.DropBelow(below);
     claimed_.DropBelow(below);
+    index_.Retire(below);
     succ_.DropBelow(static_cast<long long>(succ_begin_[below]));
     succ_begin_.DropBelow(below);
     if (!source_.retires()) return;  // a whole graph keeps its tasks: its caller holds them
@@ -506,17 +496,19 @@ class Executor {
       }
       case TaskKind::kSend:
       case TaskKind::kRecv: {
-        TransferState& s = transfers_.at(t.tag);
-        (t.kind == TaskKind::kSend ? s.send_ready : s.recv_ready) = true;
-        if (s.send_ready && s.recv_ready) {
-          const Task& send = G().task(s.send);
-          times_[s.send].peers_joined_s = times_[s.recv].peers_joined_s = Now();
-          const double latency = RouteLatency(send.rank, send.peer);
-          if (latency > 0) {
-            After(latency, What::kTransferStart, s.send, 0);
-          } else {
-            Fire(What::kTransferStart, s.send, 0);
-          }
+        // A transfer waits for both its Send and its Recv to be ready (rendezvous): the
+        // second to start moves it.
+        const TaskId peer = index_.Peer(t);
+        if (peer < 0 || times_[peer].start_s < 0) break;
+        const TaskId send_id = t.kind == TaskKind::kSend ? id : peer;
+        const TaskId recv_id = t.kind == TaskKind::kSend ? peer : id;
+        const Task& send = G().task(send_id);
+        times_[send_id].peers_joined_s = times_[recv_id].peers_joined_s = Now();
+        const double latency = RouteLatency(send.rank, send.peer);
+        if (latency > 0) {
+          After(latency, What::kTransferStart, send_id, 0);
+        } else {
+          Fire(What::kTransferStart, send_id, 0);
         }
         break;
       }
@@ -680,8 +672,7 @@ class Executor {
     const Collective& c = G().collective(t.collective);
     CollectiveState& s = collectives_[t.collective];
     if (s.joined.empty()) Lower(t.collective);
-    const int member =
-        static_cast<int>(std::find(c.members.begin(), c.members.end(), t.id) - c.members.begin());
+    const int member = GraphIndex::Member(c, t);
     s.joined[member] = 1;
     if (++s.members_joined == static_cast<int>(c.ranks.size())) {
       for (TaskId m : c.members) times_[m].peers_joined_s = Now();
@@ -946,7 +937,7 @@ class Executor {
   double makespan_s_ = 0;
   std::deque<TaskId> ready_, done_queue_;
   Window<CollectiveState> collectives_;  // by collective index
-  std::unordered_map<int, TransferState> transfers_;
+  GraphIndex index_;                     // transfers' ends by tag, held while live
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::map<std::vector<int>, GroupView> views_;
   std::unordered_map<long long, double> route_latency_;  // by src rank * GPUs + dst rank

@@ -12,7 +12,7 @@
 // - all-reduce, small (1 KiB, 8 KiB): latency-bound. A ring pays 2(N-1) step latencies and
 //   hierarchical 2(k-1) + 2(s-1) ring steps; a tree pays 2((k-1) + log2(s)) steps and direct
 //   (NCCL's one-shot kernel) one step, its (N-1)S bytes per member being negligible. So
-//   {tree, direct}. Halving-doubling is never auto's (ChosenByAuto: NCCL does not run it).
+//   {tree, direct}. Halving-doubling is never auto's (its registry entry: NCCL does not run it).
 // - all-reduce, large (1 GiB): bandwidth-bound. A ring moves 2(N-1)/N S per GPU, the least of
 //   all; direct (N-1)S; a tree 2S inside a server and 3S/(2C) per channel on a head's NIC. Inside
 //   one server: {ring} (hierarchical is not a candidate there: it would be the same ring).
@@ -49,11 +49,11 @@
 #include <string>
 #include <vector>
 
-#include "core/collective_names.h"
 #include "core/scenario.h"
 #include "core/task_graph.h"
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
+#include "sim/collectives/registry.h"
 #include "sim/collectives/tuner.h"
 #include "sim/executor.h"
 #include "tests/test_clusters.h"
@@ -206,10 +206,9 @@ std::string Predictions(const ClusterSpec& c, CollectiveKind kind, double bytes)
   const Collective col = Everyone(c, kind, bytes);
   const sim::GroupView view = sim::MakeGroupView(c, col.ranks);
   std::string out;
-  for (const std::string& a : CollectiveAlgorithms(kind)) {
-    if (a == "auto" || !sim::ChosenByAuto(a)) continue;
-    if (a == "hierarchical" && view.num_servers < 2) continue;
-    const int channels = sim::UsesChannels(a) ? sim::AutoChannels(view) : 1;
+  for (const std::string& a : sim::AutoCandidates(kind, view)) {
+    const int channels =
+        sim::FindCollectiveAlgorithm(kind, a).uses_channels ? sim::AutoChannels(view) : 1;
     double best = 0;
     std::string best_protocol;
     for (const char* p : {"simple", "ll128", "ll"}) {
@@ -258,9 +257,8 @@ std::set<std::string> Expected(const Topology& t, CollectiveKind kind, double by
 // failure messages.
 std::string SimulatedTimes(const ClusterSpec& c, CollectiveKind kind, double bytes) {
   std::string out;
-  for (const std::string& a : CollectiveAlgorithms(kind)) {
-    if (a == "auto" || !sim::ChosenByAuto(a)) continue;
-    if (a == "hierarchical" && c.NumServers() < 2) continue;
+  const std::vector<int> everyone = Everyone(c, kind, bytes).ranks;
+  for (const std::string& a : sim::AutoCandidates(kind, sim::MakeGroupView(c, everyone))) {
     TaskGraph g(c.NumGpus());
     Task member;
     member.stream = g.Stream("comm");

@@ -6,6 +6,7 @@
 
 #include "core/task_graph.h"
 #include "sim/collectives/protocol.h"
+#include "sim/collectives/registry.h"
 #include "sim/executor.h"
 #include "tests/test_clusters.h"
 
@@ -49,12 +50,16 @@ Outcome Collect(const ClusterSpec& c, CollectiveKind kind, int n, double bytes, 
   return Outcome{t.makespan_s, t.collective_algorithms.at(0)};
 }
 
-// NCCL's latencies for the simple protocol (sim/collectives/protocol.h).
+// NCCL's latencies for the simple protocol (sim/collectives/protocol.h), as the registry entry
+// of `algo` (an all-reduce algorithm) takes them.
+sim::NcclAlgorithm Figures(const std::string& algo) {
+  return sim::FindCollectiveAlgorithm(CollectiveKind::kAllReduce, algo).nccl;
+}
 double Base(const std::string& algo) {
-  return sim::BaseLatencySeconds(algo, sim::Protocol::kSimple);
+  return sim::BaseLatencySeconds(Figures(algo), sim::Protocol::kSimple);
 }
 double Step(const std::string& algo, sim::HopKind hop) {
-  return sim::StepLatencySeconds(algo, sim::Protocol::kSimple, hop);
+  return sim::StepLatencySeconds(Figures(algo), sim::Protocol::kSimple, hop);
 }
 
 constexpr Fidelity kBoth[] = {Fidelity::kStep, Fidelity::kStream};

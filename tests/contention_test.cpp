@@ -8,6 +8,7 @@
 
 #include "core/task_graph.h"
 #include "sim/collectives/protocol.h"
+#include "sim/collectives/registry.h"
 #include "sim/executor.h"
 #include "tests/test_clusters.h"
 
@@ -235,11 +236,14 @@ std::vector<double> Collectives(const ClusterSpec& c, const std::vector<Group>& 
 
 // NCCL's simple-protocol latencies (sim/collectives/protocol.h); every hop here is a network
 // hop between servers.
+sim::NcclAlgorithm Figures(const std::string& algorithm) {
+  return sim::FindCollectiveAlgorithm(CollectiveKind::kAllReduce, algorithm).nccl;
+}
 double Base(const std::string& algorithm) {
-  return sim::BaseLatencySeconds(algorithm, sim::Protocol::kSimple);
+  return sim::BaseLatencySeconds(Figures(algorithm), sim::Protocol::kSimple);
 }
 double NetStep(const std::string& algorithm) {
-  return sim::StepLatencySeconds(algorithm, sim::Protocol::kSimple, sim::HopKind::kNet);
+  return sim::StepLatencySeconds(Figures(algorithm), sim::Protocol::kSimple, sim::HopKind::kNet);
 }
 
 // Ring all-reduce of S bytes over n members, every edge a network hop of route latency alpha

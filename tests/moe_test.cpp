@@ -14,6 +14,7 @@
 #include "report/results_json.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/plan.h"
+#include "tests/scenario_text.h"
 
 namespace stratasim {
 namespace {
@@ -23,20 +24,7 @@ namespace {
 // iterations.
 std::string ScenarioText(const std::string& routing) {
   const std::string opts = "{" + routing + "}";
-  return R"(
-name: moe-test
-cluster:
-  servers:
-    - name: box
-      count: 2
-      gpu: A100-SXM4-80GB
-      gpus_per_server: 4
-      nvswitch: {bandwidth: "300GB/s", latency: "1us"}
-      nics: {count: 1, bandwidth: "100Gb/s", latency: "2us"}
-  network: {kind: single_switch, latency: "1us"}
-model: {kind: moe, layers: 2, hidden: 1024, ffn_hidden: 4096, heads: 16, sequence: 2048,
-        vocabulary: 1024, experts: 8, top_k: 1}
-training:
+  return "name: moe-test\n" + testing::TwoA100Servers(1) + testing::kSmallMoeModel + R"(training:
   global_batch: 8
   micro_batch: 1
   precision: bf16

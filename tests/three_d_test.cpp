@@ -9,24 +9,14 @@
 #include "core/scenario.h"
 #include "sim/executor.h"
 #include "strategies/plan.h"
+#include "tests/scenario_text.h"
 
 namespace stratasim {
 namespace {
 
 std::string ScenarioText(const std::string& fabric) {
-  return R"(
-name: three-d
-cluster:
-  servers:
-    - name: box
-      count: 2
-      gpu: A100-SXM4-80GB
-      gpus_per_server: 4
-      )" +
-         fabric + R"(
-      nics: {count: 4, bandwidth: "100Gb/s", latency: "2us"}
-  network: {kind: single_switch, latency: "1us"}
-model: {kind: gpt, layers: 8, hidden: 1024, heads: 16, sequence: 1024, vocabulary: 8192}
+  return "name: three-d\n" + testing::TwoA100Servers(4, fabric) +
+         R"(model: {kind: gpt, layers: 8, hidden: 1024, heads: 16, sequence: 1024, vocabulary: 8192}
 training:
   global_batch: 32
   micro_batch: 4
@@ -40,7 +30,7 @@ strategies:
 )";
 }
 
-const char kNvSwitch[] = R"(nvswitch: {bandwidth: "300GB/s", latency: "1us"})";
+using testing::kNvSwitchFabric;
 // PCIe 4.0 x16 (31.5 GB/s per direction), two GPUs per switch, two sockets joined by UPI.
 const char kPcie[] =
     R"(pcie: {gpus_per_switch: 2, sockets: 2, bandwidth: "31.5GB/s", latency: "1us",
@@ -64,7 +54,7 @@ double Exposed(const Metrics& m, const std::string& kind) {
 }
 
 TEST(ThreeDSimulated, TensorParallelismOverPcieIsVisiblySlower) {
-  const Scenario nvswitch = LoadScenarioText(ScenarioText(kNvSwitch), "nvswitch.yaml");
+  const Scenario nvswitch = LoadScenarioText(ScenarioText(kNvSwitchFabric), "nvswitch.yaml");
   const Scenario pcie = LoadScenarioText(ScenarioText(kPcie), "pcie.yaml");
   const Metrics fast = Simulated(nvswitch, "3d");
   const Metrics slow = Simulated(pcie, "3d");
@@ -79,7 +69,7 @@ TEST(ThreeDSimulated, TensorParallelismOverPcieIsVisiblySlower) {
 }
 
 TEST(ThreeDSimulated, TensorGroupsAcrossServersAreSlowerThanInside) {
-  const Scenario s = LoadScenarioText(ScenarioText(kNvSwitch), "nvswitch.yaml");
+  const Scenario s = LoadScenarioText(ScenarioText(kNvSwitchFabric), "nvswitch.yaml");
   const Metrics inside = Simulated(s, "3d");
   const Metrics across = Simulated(s, "3d-tp-across");
   RecordProperty("tpd_iteration_s", std::to_string(inside.iteration_time_s));
@@ -89,7 +79,7 @@ TEST(ThreeDSimulated, TensorGroupsAcrossServersAreSlowerThanInside) {
 }
 
 TEST(ThreeDSimulated, OverlappedDataParallelAllReduceShortensTheIteration) {
-  const Scenario s = LoadScenarioText(ScenarioText(kNvSwitch), "nvswitch.yaml");
+  const Scenario s = LoadScenarioText(ScenarioText(kNvSwitchFabric), "nvswitch.yaml");
   const Metrics overlap = Simulated(s, "3d");
   const Metrics flush = Simulated(s, "3d-flush");
   RecordProperty("overlap_iteration_s", std::to_string(overlap.iteration_time_s));

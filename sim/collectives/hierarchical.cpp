@@ -1,10 +1,13 @@
 #include "sim/collectives/hierarchical.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "sim/collectives/member_order.h"
+#include "sim/collectives/registry.h"
 #include "sim/collectives/ring.h"
 
 namespace stratasim::sim {
@@ -75,5 +78,42 @@ void LowerHierarchical(const LowerArgs& a, FlowBuilder* b) {
       break;
   }
 }
+
+namespace {
+
+double PredictHierarchical(const PredictArgs& a) {
+  const AlphaBeta& m = a.m;
+  const int s = m.servers, k = m.per_server;
+  const double S = a.wire_bytes();
+  if (!HasUniformServers(a.view)) return std::numeric_limits<double>::infinity();
+  // One flow per ring edge: each at most the protocol's rate. Along NVLink cycles the
+  // server's part runs as 2 x cycles rings (ServerRings), each on NVLinks of its own.
+  const int rings = m.nvlink_cycles > 0 ? 2 * m.nvlink_cycles : 1;
+  const double intra =
+      (k - 1) * (m.intra_step_s + S / k / rings / std::min(m.intra_Bps, m.flow_intra_Bps));
+  const double inter =
+      (s - 1) * (m.inter_step_s + S / k / s / std::min(m.inter_gpu_Bps, m.flow_inter_Bps));
+  return m.base_s + (a.c.kind == CollectiveKind::kAllReduce ? 2 * (intra + inter) : intra + inter);
+}
+
+// It needs equal servers, and inside one server it is the plain ring.
+bool HierarchicalFits(const GroupView& view) {
+  return view.num_servers >= 2 && HasUniformServers(view);
+}
+
+}  // namespace
+
+// Not one of NCCL's algorithms, but its intra/inter split: auto may pick it across equal
+// servers. Its cross-server phase already runs one ring per position, hence per NIC: no
+// channels.
+const CollectiveAlgorithm collective_algorithms::hierarchical{
+    NcclAlgorithm::kRing,  // nccl
+    false,                 // uses_channels
+    true,                  // chosen_by_auto
+    HierarchicalFits,      // auto_fits
+    true,                  // neighbour_steps
+    LowerHierarchical,     // lower
+    PredictHierarchical,   // predict
+};
 
 }  // namespace stratasim::sim

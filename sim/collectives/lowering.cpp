@@ -4,16 +4,11 @@
 #include <string>
 
 #include "core/error.h"
-#include "sim/collectives/algorithm_check.h"
 #include "sim/collectives/coalesce.h"
 #include "sim/collectives/direct.h"
 #include "sim/collectives/flow_builder.h"
-#include "sim/collectives/hierarchical.h"
-#include "sim/collectives/pairwise.h"
 #include "sim/collectives/protocol.h"
-#include "sim/collectives/recursive_halving_doubling.h"
-#include "sim/collectives/ring.h"
-#include "sim/collectives/tree.h"
+#include "sim/collectives/registry.h"
 #include "sim/collectives/tuner.h"
 
 namespace stratasim::sim {
@@ -28,7 +23,7 @@ bool IsRooted(CollectiveKind k) {
 
 FlowProgram LowerCollective(const Collective& c, const GroupView& view,
                             const CollectiveChoice& choice, Fidelity fidelity) {
-  CheckAlgorithm(c.kind, choice.algorithm, false);
+  const CollectiveAlgorithm& entry = FindCollectiveAlgorithm(c.kind, choice.algorithm);
   const Protocol protocol = ParseProtocol(choice.protocol);
   if (choice.channels < 1 || choice.channels > kMaxChannels) {
     throw Error("collective channels must be 1 to " + std::to_string(kMaxChannels) + ", got " +
@@ -51,31 +46,15 @@ FlowProgram LowerCollective(const Collective& c, const GroupView& view,
                   " is not a member of the collective");
     }
   }
-  const std::string& algorithm = choice.algorithm;
-  const LowerArgs args{c, view, root, UsesChannels(algorithm) ? choice.channels : 1, fidelity};
+  const LowerArgs args{c, view, root, entry.uses_channels ? choice.channels : 1, fidelity};
   FlowBuilder b;
   // An empty NCCL call returns at once: nothing moves for a lone member or zero bytes.
   const bool empty = n < 2 || (c.kind != CollectiveKind::kAllToAllV && c.bytes <= 0);
-  if (!empty) {
-    if (algorithm == "ring")
-      LowerRing(args, &b);
-    else if (algorithm == "tree")
-      LowerTree(args, &b);
-    else if (algorithm == "recursive_halving_doubling")
-      LowerRecursiveHalvingDoubling(args, &b);
-    else if (algorithm == "hierarchical")
-      LowerHierarchical(args, &b);
-    else if (algorithm == "direct")
-      LowerDirect(args, &b);
-    else if (algorithm == "pairwise")
-      LowerPairwise(args, &b);
-    else
-      throw Error("collective algorithm '" + algorithm + "' has no lowering");
-  }
-  ApplyProtocol(view, algorithm, protocol, &b);
+  if (!empty) entry.lower(args, &b);
+  ApplyProtocol(view, entry.nccl, protocol, &b);
   FlowProgram program = std::move(b.program());
   if (fidelity == Fidelity::kStream) CoalesceIndependentFlows(&program);
-  program.algorithm = algorithm;
+  program.algorithm = choice.algorithm;
   program.protocol = std::string(ProtocolName(protocol));
   program.channels = args.channels;
   return program;

@@ -1,10 +1,12 @@
 #include "sim/collectives/pairwise.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "sim/collectives/direct.h"
+#include "sim/collectives/registry.h"
 
 namespace stratasim::sim {
 
@@ -35,5 +37,42 @@ void LowerPairwise(const LowerArgs& a, FlowBuilder* b) {
     }
   }
 }
+
+namespace {
+
+double PredictPairwise(const PredictArgs& a) {
+  const AlphaBeta& m = a.m;
+  const int n = m.n;
+  double t = m.base_s;
+  for (int r = 1; r < n; ++r) {
+    double round = 0;
+    bool any = false;
+    for (int i = 0; i < n; ++i) {
+      const int j = (i + r) % n;
+      const double b = AllToAllBytes(a.c, i, j) * m.wire;
+      if (b <= 0) continue;
+      any = true;
+      const bool across = a.view.members[i].server != a.view.members[j].server;
+      round =
+          std::max(round, across ? m.inter_step_s + b / std::min(m.inter_gpu_Bps, m.flow_inter_Bps)
+                                 : m.intra_step_s + b / std::min(m.intra_Bps, m.flow_intra_Bps));
+    }
+    if (any) t += round;
+  }
+  return t;
+}
+
+}  // namespace
+
+// MPI's algorithm, run only when named (as recursive halving-doubling).
+const CollectiveAlgorithm collective_algorithms::pairwise{
+    NcclAlgorithm::kRing,  // nccl
+    false,                 // uses_channels
+    false,                 // chosen_by_auto
+    nullptr,               // auto_fits
+    false,                 // neighbour_steps
+    LowerPairwise,         // lower
+    PredictPairwise,       // predict
+};
 
 }  // namespace stratasim::sim

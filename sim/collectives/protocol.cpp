@@ -16,7 +16,7 @@ constexpr double kRingBase[3] = {3.6, 10.0, 8.4};
 constexpr double kTreeStep[3][3] = {{.52, 1.2, 6.2}, {1.0, 1.9, 6.2}, {5.0, 8.5, 6.3}};
 constexpr double kRingStep[3][3] = {{.47, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 9.6}};
 
-bool IsTree(const std::string& algorithm) { return algorithm == "tree"; }
+bool IsTree(NcclAlgorithm algorithm) { return algorithm == NcclAlgorithm::kTree; }
 
 // NCCL's ll128MaxBwPerCh (GB/s of data per channel); see protocol.h.
 double Ll128DataBpsPerChannel(CollectiveKind kind) {
@@ -67,12 +67,12 @@ double WireBytesFactor(Protocol p) {
   return 1.0;
 }
 
-double BaseLatencySeconds(const std::string& algorithm, Protocol p) {
+double BaseLatencySeconds(NcclAlgorithm algorithm, Protocol p) {
   const int i = static_cast<int>(p);
   return (IsTree(algorithm) ? kTreeBase[i] : kRingBase[i]) * kUs;
 }
 
-double StepLatencySeconds(const std::string& algorithm, Protocol p, HopKind hop) {
+double StepLatencySeconds(NcclAlgorithm algorithm, Protocol p, HopKind hop) {
   const int i = static_cast<int>(p), h = static_cast<int>(hop);
   return (IsTree(algorithm) ? kTreeStep[h][i] : kRingStep[h][i]) * kUs;
 }
@@ -90,7 +90,7 @@ HopKind HopBetween(const GroupView& view, int a, int b) {
   return IntraHop(view);
 }
 
-double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKind kind,
+double ProtocolMaxRateBps(Protocol p, NcclAlgorithm algorithm, CollectiveKind kind,
                           bool multi_server, double hop_Bps) {
   const double wire = WireBytesFactor(p);
   switch (p) {
@@ -111,8 +111,7 @@ double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKi
   return 0;
 }
 
-void ApplyProtocol(const GroupView& view, const std::string& algorithm, Protocol p,
-                   FlowBuilder* b) {
+void ApplyProtocol(const GroupView& view, NcclAlgorithm algorithm, Protocol p, FlowBuilder* b) {
   const double factor = WireBytesFactor(p);
   const double base = BaseLatencySeconds(algorithm, p);
   for (int id = 0; id < b->size(); ++id) {

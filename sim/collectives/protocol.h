@@ -17,7 +17,8 @@
 // 256k/12GB/s (+ 256k/12GB/s for the network)" (comment in tuning.cc); the simulator moves the
 // chunk itself, so it keeps only the remainder: 28 - 21.8 = 6.2 and 50 - 43.7 = 6.3.
 // The ring figures serve every algorithm built of point-to-point steps (ring, chains,
-// hierarchical, recursive halving-doubling, direct, pairwise); the tree figures serve "tree".
+// hierarchical, recursive halving-doubling, direct, pairwise); the tree figures serve "tree"
+// (each algorithm's registry entry names its figures: CollectiveAlgorithm::nccl).
 // NVSwitch and direct NVLink hops take the NVLink column. The platform's route latency is paid
 // on top by the executor, so a calibration may want to lower these.
 //
@@ -51,6 +52,8 @@ namespace stratasim::sim {
 
 enum class Protocol { kLL, kLL128, kSimple };
 enum class HopKind { kNvLink, kPcie, kNet };
+// Whose figures of the table above an algorithm's steps pay (CollectiveAlgorithm::nccl).
+enum class NcclAlgorithm { kRing, kTree };
 
 // "ll", "ll128", "simple"; throws stratasim::Error naming the known ones otherwise.
 Protocol ParseProtocol(const std::string& name);
@@ -59,23 +62,23 @@ std::string_view ProtocolName(Protocol p);
 // Bytes on the wire per byte of data.
 double WireBytesFactor(Protocol p);
 
-double BaseLatencySeconds(const std::string& algorithm, Protocol p);
-double StepLatencySeconds(const std::string& algorithm, Protocol p, HopKind hop);
+double BaseLatencySeconds(NcclAlgorithm algorithm, Protocol p);
+double StepLatencySeconds(NcclAlgorithm algorithm, Protocol p, HopKind hop);
 
 // The hop between members a and b: network across servers, else the view's intra fabric.
 HopKind HopBetween(const GroupView& view, int a, int b);
 HopKind IntraHop(const GroupView& view);
 
-// Bytes per second on the wire one channel of `algorithm` can move with protocol `p` for
-// collective `kind` over a hop of `hop_Bps` (per direction), `multi_server` if the collective
-// spans servers; 0 for no bound (Simple). See the table above.
-double ProtocolMaxRateBps(Protocol p, const std::string& algorithm, CollectiveKind kind,
+// Bytes per second on the wire one channel of an algorithm with `algorithm`'s figures can move with
+// protocol `p` for collective `kind` over a hop of `hop_Bps` (per direction), `multi_server` if the
+// collective spans servers; 0 for no bound (Simple). See the table above.
+double ProtocolMaxRateBps(Protocol p, NcclAlgorithm algorithm, CollectiveKind kind,
                           bool multi_server, double hop_Bps);
 
 // Inflates every flow's bytes by WireBytesFactor and sets its delay_s to its latency_steps x
 // the step latency of its hop, plus the base latency on flows without dependencies (those
 // that start the collective).
-void ApplyProtocol(const GroupView& view, const std::string& algorithm, Protocol p, FlowBuilder* b);
+void ApplyProtocol(const GroupView& view, NcclAlgorithm algorithm, Protocol p, FlowBuilder* b);
 
 }  // namespace stratasim::sim
 

@@ -21,16 +21,20 @@ TEST(Protocol, WireBytesFollowTheFlagOverhead) {
 }
 
 TEST(Protocol, LatenciesAreNcclsFigures) {
-  EXPECT_DOUBLE_EQ(BaseLatencySeconds("ring", Protocol::kSimple), 8.4e-6);
-  EXPECT_DOUBLE_EQ(BaseLatencySeconds("tree", Protocol::kLL), 4.4e-6);
-  EXPECT_DOUBLE_EQ(StepLatencySeconds("ring", Protocol::kLL, HopKind::kNvLink), 0.47e-6);
-  EXPECT_DOUBLE_EQ(StepLatencySeconds("direct", Protocol::kSimple, HopKind::kNet), 9.6e-6);
-  EXPECT_DOUBLE_EQ(StepLatencySeconds("tree", Protocol::kLL128, HopKind::kPcie), 1.9e-6);
-  EXPECT_DOUBLE_EQ(StepLatencySeconds("tree", Protocol::kSimple, HopKind::kNvLink), 6.2e-6);
+  EXPECT_DOUBLE_EQ(BaseLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple), 8.4e-6);
+  EXPECT_DOUBLE_EQ(BaseLatencySeconds(NcclAlgorithm::kTree, Protocol::kLL), 4.4e-6);
+  EXPECT_DOUBLE_EQ(StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kLL, HopKind::kNvLink),
+                   0.47e-6);
+  EXPECT_DOUBLE_EQ(StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple, HopKind::kNet),
+                   9.6e-6);
+  EXPECT_DOUBLE_EQ(StepLatencySeconds(NcclAlgorithm::kTree, Protocol::kLL128, HopKind::kPcie),
+                   1.9e-6);
+  EXPECT_DOUBLE_EQ(StepLatencySeconds(NcclAlgorithm::kTree, Protocol::kSimple, HopKind::kNvLink),
+                   6.2e-6);
   // Simple is the slowest per step, LL the fastest, on every hop.
   for (HopKind h : {HopKind::kNvLink, HopKind::kPcie, HopKind::kNet}) {
-    EXPECT_LT(StepLatencySeconds("ring", Protocol::kLL, h),
-              StepLatencySeconds("ring", Protocol::kSimple, h));
+    EXPECT_LT(StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kLL, h),
+              StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple, h));
   }
 }
 
@@ -53,28 +57,30 @@ TEST(Protocol, LoweringInflatesBytesAndSetsDelays) {
 TEST(Protocol, PerChannelRateBoundsAreNcclsCaps) {
   const double nvlink = 300e9;
   // Simple: no bound beyond the links.
-  EXPECT_EQ(ProtocolMaxRateBps(Protocol::kSimple, "ring", CollectiveKind::kAllReduce, true, nvlink),
+  EXPECT_EQ(ProtocolMaxRateBps(Protocol::kSimple, NcclAlgorithm::kRing, CollectiveKind::kAllReduce,
+                               true, nvlink),
             0);
   // LL128: ll128MaxBwPerCh of data per channel, in wire bytes; trees 7/9 of it.
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL128, "ring", CollectiveKind::kAllReduce, false, nvlink),
-      16.7e9 * 128 / 120);
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL128, "ring", CollectiveKind::kReduce, false, nvlink),
-      12.0e9 * 128 / 120);
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL128, "tree", CollectiveKind::kAllReduce, true, nvlink),
-      16.7e9 * 7 / 9 * 128 / 120);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL128, NcclAlgorithm::kRing,
+                                      CollectiveKind::kAllReduce, false, nvlink),
+                   16.7e9 * 128 / 120);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL128, NcclAlgorithm::kRing,
+                                      CollectiveKind::kReduce, false, nvlink),
+                   12.0e9 * 128 / 120);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL128, NcclAlgorithm::kTree,
+                                      CollectiveKind::kAllReduce, true, nvlink),
+                   16.7e9 * 7 / 9 * 128 / 120);
   // LL: a quarter of the hop in data (twice that on the wire) across servers or for
   // all-reduce, a third for an all-gather inside a server; trees 1/3.8.
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL, "ring", CollectiveKind::kAllGather, true, 25e9), 12.5e9);
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL, "ring", CollectiveKind::kAllGather, false, nvlink),
-      nvlink * 2 / 3);
-  EXPECT_DOUBLE_EQ(
-      ProtocolMaxRateBps(Protocol::kLL, "tree", CollectiveKind::kAllReduce, true, nvlink),
-      nvlink * 2 / 3.8);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL, NcclAlgorithm::kRing,
+                                      CollectiveKind::kAllGather, true, 25e9),
+                   12.5e9);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL, NcclAlgorithm::kRing,
+                                      CollectiveKind::kAllGather, false, nvlink),
+                   nvlink * 2 / 3);
+  EXPECT_DOUBLE_EQ(ProtocolMaxRateBps(Protocol::kLL, NcclAlgorithm::kTree,
+                                      CollectiveKind::kAllReduce, true, nvlink),
+                   nvlink * 2 / 3.8);
 }
 
 TEST(Protocol, PredictionRunsEachChannelAtItsProtocolRate) {
@@ -87,11 +93,11 @@ TEST(Protocol, PredictionRunsEachChannelAtItsProtocolRate) {
   for (Protocol p : {Protocol::kSimple, Protocol::kLL128, Protocol::kLL}) {
     const std::string name(ProtocolName(p));
     const double bound =
-        ProtocolMaxRateBps(p, "ring", CollectiveKind::kAllReduce, false, v.intra_Bps);
+        ProtocolMaxRateBps(p, NcclAlgorithm::kRing, CollectiveKind::kAllReduce, false, v.intra_Bps);
     const double rate = bound > 0 ? std::min(bound, v.intra_Bps) : v.intra_Bps;
-    const double expected = BaseLatencySeconds("ring", p) +
+    const double expected = BaseLatencySeconds(NcclAlgorithm::kRing, p) +
                             2.0 * (n - 1) *
-                                (StepLatencySeconds("ring", p, HopKind::kNvLink) +
+                                (StepLatencySeconds(NcclAlgorithm::kRing, p, HopKind::kNvLink) +
                                  v.intra_latency_s + WireBytesFactor(p) * bytes / (n * rate));
     EXPECT_NEAR(PredictCollectiveSeconds(c, v, {"ring", name, 1}), expected, 1e-9 * expected)
         << name;

@@ -1,9 +1,11 @@
 #include "sim/collectives/recursive_halving_doubling.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "sim/collectives/registry.h"
 
 namespace stratasim::sim {
 
@@ -48,5 +50,40 @@ void LowerRecursiveHalvingDoubling(const LowerArgs& a, FlowBuilder* b) {
   // Unfold: 2i+1 returns the result to 2i.
   for (int i = 0; i < r; ++i) b->Add(2 * i + 1, 2 * i, bytes, last[2 * i + 1]);
 }
+
+namespace {
+
+double PredictRecursiveHalvingDoubling(const PredictArgs& a) {
+  const AlphaBeta& m = a.m;
+  const int n = m.n, k = m.per_server;
+  const double S = a.wire_bytes();
+  int pow2 = 1;
+  while (pow2 * 2 <= n) pow2 *= 2;
+  double t = m.base_s;
+  const double intra = std::min(m.intra_Bps, m.flow_intra_Bps);
+  const double inter = std::min(m.inter_gpu_Bps, m.flow_inter_Bps);
+  if (pow2 < n) t += 2 * (m.intra_step_s + S / intra);  // fold and unfold
+  for (int d = pow2 / 2; d >= 1; d /= 2) {
+    const double size = S * d / pow2;  // halving step at distance d; doubling mirrors it
+    const bool across = m.multi && d >= k;
+    t += 2 * (across ? m.inter_step_s + size / inter : m.intra_step_s + size / intra);
+  }
+  return t;
+}
+
+}  // namespace
+
+// MPI's algorithm, run only when named: `validate` compares with real NCCL, which does not run
+// it, and on a non-blocking NVSwitch the alpha-beta model would prefer it to the ring (same
+// bytes, fewer steps).
+const CollectiveAlgorithm collective_algorithms::recursive_halving_doubling{
+    NcclAlgorithm::kRing,             // nccl
+    false,                            // uses_channels
+    false,                            // chosen_by_auto
+    nullptr,                          // auto_fits
+    false,                            // neighbour_steps
+    LowerRecursiveHalvingDoubling,    // lower
+    PredictRecursiveHalvingDoubling,  // predict
+};
 
 }  // namespace stratasim::sim

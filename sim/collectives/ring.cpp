@@ -1,10 +1,12 @@
 #include "sim/collectives/ring.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.h"
 #include "sim/collectives/member_order.h"
+#include "sim/collectives/registry.h"
 
 namespace stratasim::sim {
 
@@ -104,5 +106,82 @@ void LowerRing(const LowerArgs& a, FlowBuilder* b) {
     }
   }
 }
+
+namespace {
+
+// What C channels of a ring or chain move out of each GPU inside a server: one intra link
+// shared by all, or along NVLink cycles min(C, 2 x cycles) NVLinks (ChannelRing), the busiest
+// carrying ceil(C / lanes) channels.
+double RingIntraBps(const AlphaBeta& m, int channels) {
+  const int lanes = std::min(channels, 2 * m.nvlink_cycles);
+  if (lanes <= 1) return m.intra_Bps;
+  return m.intra_Bps * channels / ((channels + lanes - 1) / lanes);
+}
+
+// Ring steps: an edge runs up to kRingSlots steps ahead, so the latency is that of the hops a
+// piece of data crosses (NCCL's model: steps - inter_steps intra-server hops), and the time on
+// the wire that of the bottleneck: C channels share each GPU's intra link (or, along NVLink
+// cycles, spread over 2 x cycles NVLinks out of each GPU, the busiest carrying ceil(C / lanes))
+// and use up to C NICs, each channel's flow at most the protocol's rate per channel.
+double RingSeconds(const AlphaBeta& m, int steps, double step_bytes, int channels) {
+  const double intra_bw = std::min(RingIntraBps(m, channels), channels * m.flow_intra_Bps);
+  const double inter_bw =
+      std::min(m.inter_Bps * std::min(channels, m.nics), channels * m.flow_inter_Bps);
+  const double bw = m.multi ? std::min(intra_bw, inter_bw) : intra_bw;
+  const int inter = m.multi ? static_cast<int>(std::lround(1.0 * steps * m.servers / m.n)) : 0;
+  return (steps - inter) * m.intra_step_s + inter * m.inter_step_s + steps * step_bytes / bw;
+}
+
+// A pipeline of `hops` (inter of them across servers) in `chunks` chunks: the first chunk pays
+// every hop's step latency and its transfer alone on the hop (`fill_s_*`: the channels' chains
+// start together but soon run on different GPUs), each later chunk the slowest hop's transfer
+// with every channel on the link (`period_s_*`): a hop sends its chunks back to back, their
+// route latencies overlapping the transfers behind them (Flow::follows).
+struct PipelineHop {
+  int hops = 0;
+  double fill_s = 0;    // one chunk alone on the hop
+  double period_s = 0;  // one chunk with every channel's chunk sharing the hop
+};
+double PipelineSeconds(const AlphaBeta& m, const PipelineHop& intra, const PipelineHop& inter,
+                       int chunks) {
+  const double t =
+      intra.hops * (m.intra_step_s + intra.fill_s) + inter.hops * (m.inter_step_s + inter.fill_s);
+  double slowest = intra.hops > 0 ? intra.period_s : 0;
+  if (inter.hops > 0) slowest = std::max(slowest, inter.period_s);
+  return t + (chunks - 1) * slowest;
+}
+
+double PredictRing(const PredictArgs& a) {
+  const AlphaBeta& m = a.m;
+  const int n = m.n, s = m.servers, C = a.channels;
+  const double S = a.wire_bytes();
+  const CollectiveKind kind = a.c.kind;
+  if (kind == CollectiveKind::kAllReduce) return m.base_s + RingSeconds(m, 2 * (n - 1), S / n, C);
+  if (kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllGather) {
+    return m.base_s + RingSeconds(m, n - 1, S / n, C);
+  }
+  // Chain broadcast/reduce: C chains share each intra link, and spread over the NICs.
+  const int chunks = PipelineChunks(a.c.bytes / C, n - 1);
+  const double chunk = S / C / chunks;
+  const PipelineHop intra{n - s, chunk / std::min(m.intra_Bps, m.flow_intra_Bps),
+                          chunk * C / std::min(RingIntraBps(m, C), C * m.flow_intra_Bps)};
+  const PipelineHop inter{
+      s - 1, chunk / std::min(m.inter_Bps, m.flow_inter_Bps),
+      chunk * C / std::min(m.inter_Bps * std::min(C, m.nics), C * m.flow_inter_Bps)};
+  return m.base_s + PipelineSeconds(m, intra, inter, chunks);
+}
+
+}  // namespace
+
+// NCCL's ring: auto may pick it, on as many channels as the tuner gives it.
+const CollectiveAlgorithm collective_algorithms::ring{
+    NcclAlgorithm::kRing,  // nccl
+    true,                  // uses_channels
+    true,                  // chosen_by_auto
+    nullptr,               // auto_fits
+    true,                  // neighbour_steps
+    LowerRing,             // lower
+    PredictRing,           // predict
+};
 
 }  // namespace stratasim::sim

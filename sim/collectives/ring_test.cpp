@@ -51,8 +51,8 @@ TEST(Ring, AnEdgeRunsAtMostEightStepsAhead) {
 TEST(Ring, FirstStepPaysTheBaseLatencyEveryStepItsStepLatency) {
   const FlowProgram p =
       Lower(MakeCollective(CollectiveKind::kAllReduce, Iota(4), 400), FlatView(4));
-  const double step = StepLatencySeconds("ring", Protocol::kSimple, HopKind::kNvLink);
-  const double base = BaseLatencySeconds("ring", Protocol::kSimple);
+  const double step = StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple, HopKind::kNvLink);
+  const double base = BaseLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple);
   EXPECT_DOUBLE_EQ(p.flows[0].delay_s, base + step);
   EXPECT_DOUBLE_EQ(p.flows[5].delay_s, step);
 }
@@ -99,9 +99,9 @@ TEST(Ring, StreamIsOneFlowPerEdgeWithTheSameBytesAndTheLatencyTerms) {
     EXPECT_DOUBLE_EQ(f.bytes, EdgeBytes(step, f.src, f.dst));
     EXPECT_EQ(f.extra_route_latencies, 13);
     EXPECT_TRUE(f.deps.empty());
-    EXPECT_DOUBLE_EQ(f.delay_s,
-                     BaseLatencySeconds("ring", Protocol::kSimple) +
-                         14 * StepLatencySeconds("ring", Protocol::kSimple, HopKind::kNvLink));
+    EXPECT_DOUBLE_EQ(f.delay_s, BaseLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple) +
+                                    14 * StepLatencySeconds(NcclAlgorithm::kRing, Protocol::kSimple,
+                                                            HopKind::kNvLink));
   }
 }
 

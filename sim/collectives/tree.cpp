@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "sim/collectives/member_order.h"
+#include "sim/collectives/registry.h"
 
 namespace stratasim::sim {
 
@@ -184,5 +185,83 @@ void LowerTree(const LowerArgs& a, FlowBuilder* b) {
                  a.stream(), b);
   }
 }
+
+namespace {
+
+int TreeHeight(int nodes) {
+  const std::vector<int> parent = BinaryTreeParents(nodes);
+  int height = 0;
+  for (int v = 0; v < nodes; ++v) {
+    int h = 0;
+    for (int u = v; parent[u] >= 0; u = parent[u]) ++h;
+    height = std::max(height, h);
+  }
+  return height;
+}
+
+// Time on the busiest intra-server link of `instances` chains through a server, each moving
+// `bytes` over every hop in each of `directions` (1: a rooted tree; 2: an all-reduce tree, up
+// and down). Over one link per GPU (an NVSwitch port, PCIe) a GPU sends all of it. Along NVLink
+// cycles instance i takes cycle i mod cycles (InstanceChain, CycleChain), each direction on
+// NVLinks of its own, so each NVLink direction carries the instances of its cycle once.
+double ChainLinkSeconds(const AlphaBeta& m, int instances, double bytes, int directions) {
+  if (m.nvlink_cycles <= 0) {
+    return directions * instances * bytes / std::min(m.intra_Bps, instances * m.flow_intra_Bps);
+  }
+  const int per_cycle = (instances + m.nvlink_cycles - 1) / m.nvlink_cycles;
+  return per_cycle * bytes / std::min(m.intra_Bps, per_cycle * m.flow_intra_Bps);
+}
+
+double PredictTree(const PredictArgs& a) {
+  const AlphaBeta& m = a.m;
+  const int s = m.servers, k = m.per_server, C = a.channels;
+  const double S = a.wire_bytes();
+  const int height = TreeHeight(s);
+  if (a.c.kind == CollectiveKind::kAllReduce) {
+    // Two trees of half the buffer per channel, up then down. A member's intra link carries
+    // ~2S in all (S/2 up and S/2 down in each tree); a head's NIC up to 3 parts of S/(2C) per
+    // tree it is interior in.
+    const double intra_s = ChainLinkSeconds(m, 2 * C, S / (2 * C), 2);
+    const double inter = std::min(std::min(2 * C, m.nics) * m.inter_Bps, 2 * C * m.flow_inter_Bps);
+    const double bw_time = std::max(intra_s, m.multi ? 3 * S / inter : 0.0);
+    return m.base_s + 2 * ((k - 1) * m.intra_step_s + height * m.inter_step_s) + bw_time;
+  }
+  const int chunks = PipelineChunks(a.c.bytes / C, k - 1 + height);
+  const double intra = std::min(m.intra_Bps, C * m.flow_intra_Bps);
+  const double inter = std::min(std::min(C, m.nics) * m.inter_Bps, C * m.flow_inter_Bps);
+  double bw_time = std::max(ChainLinkSeconds(m, C, S / C, 1), m.multi ? 2 * S / inter : 0.0);
+  if (m.multi && a.view.ring_intra_fabric == IntraFabric::kPcie) {
+    // The chains run over PCIe, and so does the way to the NIC: a GPU's PCIe link carries
+    // S/C of each channel it forwards along its chain, and 3 S/C of each it heads (down the
+    // chain and to two child servers). 4 PCIe boxes of 4 GPUs, 4 channels: 1.5 S, as
+    // simulated (102.6 ms for 1 GiB against the chain's 68.5 ms).
+    const int heads = (C + k - 1) / k;
+    bw_time = std::max(bw_time, (3.0 * heads + (C - heads)) * S / C / intra);
+  }
+  // As a chain (ring.cpp, PipelineSeconds): the first chunk crosses the k-1 hops of a server's
+  // chain and the tree's height alone on each (an interior head forwards it to two child
+  // servers through its one NIC), each later chunk takes the bottleneck's share of bw_time.
+  // (Charging bw_time with no fill put a 1 GiB broadcast on 16 DGX-1 with 4 NICs at 43.4 ms;
+  // step simulates 48.0 ms, and the chain's 28.8 ms wins.)
+  const double chunk = S / C / chunks;
+  const double fill = (k - 1) * chunk / std::min(m.intra_Bps, m.flow_intra_Bps) +
+                      height * 2 * chunk / std::min(m.inter_Bps, m.flow_inter_Bps);
+  return m.base_s + (k - 1) * m.intra_step_s + height * m.inter_step_s + fill +
+         (chunks - 1) * bw_time / chunks;
+}
+
+}  // namespace
+
+// NCCL's trees: auto may pick them, on as many channels as the tuner gives them; NCCL's tree
+// figures.
+const CollectiveAlgorithm collective_algorithms::tree{
+    NcclAlgorithm::kTree,  // nccl
+    true,                  // uses_channels
+    true,                  // chosen_by_auto
+    nullptr,               // auto_fits
+    true,                  // neighbour_steps
+    LowerTree,             // lower
+    PredictTree,           // predict
+};
 
 }  // namespace stratasim::sim

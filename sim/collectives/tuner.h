@@ -2,8 +2,6 @@
 #ifndef STRATASIM_SIM_COLLECTIVES_TUNER_H_
 #define STRATASIM_SIM_COLLECTIVES_TUNER_H_
 
-#include <string>
-
 #include "sim/collectives/group_view.h"
 
 namespace stratasim::sim {
@@ -18,16 +16,6 @@ inline constexpr int kMaxChannels = 16;
 // rings follow NVLink cycles (GroupView::nvlink_cycles) get at least two per cycle, one each
 // way, so every NVLink of the cycles carries data both ways (NCCL: 4 rings on a DGX-1 P100).
 int AutoChannels(const GroupView& view);
-
-// Whether "auto" may pick the algorithm: those NCCL runs (ring, tree, its one-shot direct
-// kernels, grouped send/recv for all-to-all) plus hierarchical. Recursive halving-doubling and
-// pairwise (MPI's algorithms) run only when named: `validate` compares the simulation with real
-// NCCL, so auto should choose among what NCCL would run. (On a non-blocking NVSwitch the
-// alpha-beta model would otherwise prefer halving-doubling to ring: same bytes, fewer steps.)
-bool ChosenByAuto(const std::string& algorithm);
-
-// Whether the algorithm splits the buffer over channels (ring, tree); the others ignore it.
-bool UsesChannels(const std::string& algorithm);
 
 }  // namespace stratasim::sim
 

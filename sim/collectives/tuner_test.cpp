@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "sim/collectives/lowering.h"
+#include "sim/collectives/registry.h"
 #include "sim/collectives/test_util.h"
 
 namespace stratasim::sim {
@@ -145,9 +146,9 @@ TEST(Tuner, TreeHeadsOnPcieShareTheirLinkWithTheNic) {
 TEST(Tuner, AutoLeavesOutAlgorithmsNcclDoesNotRun) {
   const Collective c = MakeCollective(CollectiveKind::kAllToAll, Iota(8), 1 << 20);
   EXPECT_EQ(ChooseCollective(c, testing::FlatView(8), {}).algorithm, "direct");
-  EXPECT_FALSE(ChosenByAuto("recursive_halving_doubling"));
-  EXPECT_FALSE(ChosenByAuto("pairwise"));
-  EXPECT_TRUE(ChosenByAuto("hierarchical"));
+  EXPECT_FALSE(collective_algorithms::recursive_halving_doubling.chosen_by_auto);
+  EXPECT_FALSE(collective_algorithms::pairwise.chosen_by_auto);
+  EXPECT_TRUE(collective_algorithms::hierarchical.chosen_by_auto);
 }
 
 TEST(Tuner, OverridesAreObeyedInOrder) {

@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/graph_index.h"
 #include "kernels/cuda_check.h"
 #include "kernels/device_buffer.h"
 #include "kernels/gemm.h"
@@ -70,7 +70,7 @@ class CudaRun {
         recorded_(g.tasks().size()),
         enqueued_(g.tasks().size()),
         plans_(g.tasks().size()),
-        peer_task_(g.tasks().size(), -1),
+        index_(g),
         clique_(g.tasks().size(), nullptr) {}
 
   ~CudaRun() { Release(); }
@@ -98,7 +98,7 @@ class CudaRun {
   std::vector<char> recorded_;
   std::vector<std::atomic<bool>> enqueued_;
   std::vector<KernelPlan> plans_;
-  std::vector<TaskId> peer_task_;
+  const GraphIndex index_;          // transfers' ends, collective members
   std::vector<ncclComm_t> clique_;  // per collective member / send / recv task
   Communicators comms_;
 
@@ -145,7 +145,6 @@ void CudaRun::WaitEnqueued(TaskId dep) {
 }
 
 void CudaRun::Prepare() {
-  std::map<int, TaskId> sends, recvs;  // by tag
   for (std::size_t r = 0; r < ranks_.size(); ++r) ranks_[r].rank = static_cast<int>(r);
   for (const Task& t : g_.tasks()) {
     RankState& s = ranks_[t.rank];
@@ -162,7 +161,6 @@ void CudaRun::Prepare() {
       case TaskKind::kSend:
       case TaskKind::kRecv:
         s.need_p2p = std::max(s.need_p2p, t.bytes);
-        (t.kind == TaskKind::kSend ? sends : recvs)[t.tag] = t.id;
         break;
       case TaskKind::kCopy:
         s.need_copy = std::max(s.need_copy, t.bytes);
@@ -170,12 +168,6 @@ void CudaRun::Prepare() {
       case TaskKind::kMemory:
         break;
     }
-  }
-  for (const auto& [tag, send] : sends) {
-    const auto it = recvs.find(tag);
-    if (it == recvs.end()) continue;  // TaskGraph::Validate guarantees pairs
-    peer_task_[send] = it->second;
-    peer_task_[it->second] = send;
   }
 }
 
@@ -191,8 +183,10 @@ void CudaRun::BuildCliques() {
   std::vector<int> all(g_.num_ranks());
   for (int r = 0; r < g_.num_ranks(); ++r) all[r] = r;
   for (const Task& t : g_.tasks()) {
-    if (t.kind != TaskKind::kSend || peer_task_[t.id] < 0) continue;
-    const Task& recv = g_.task(peer_task_[t.id]);
+    if (t.kind != TaskKind::kSend) continue;
+    const TaskId peer = index_.Peer(t);
+    if (peer < 0) continue;  // TaskGraph::Validate guarantees pairs
+    const Task& recv = g_.task(peer);
     // One all-ranks clique per (send stream, receive stream): see nccl_ops.h.
     const std::vector<ncclComm_t>& comms = comms_.Clique({-2, t.stream, recv.stream}, all);
     clique_[t.id] = comms[t.rank];
@@ -299,14 +293,12 @@ void CudaRun::Enqueue(RankState& s, const Task& t) {
     case TaskKind::kCompute:
       s.launchers[t.stream]->Launch(plans_[t.id], stream);
       break;
-    case TaskKind::kCollective:
-      EnqueueCollective(
-          g_.collectives()[t.collective],
-          static_cast<int>(std::find(g_.collectives()[t.collective].ranks.begin(),
-                                     g_.collectives()[t.collective].ranks.end(), t.rank) -
-                           g_.collectives()[t.collective].ranks.begin()),
-          clique_[t.id], s.coll_send.get(), s.coll_recv.get(), stream);
+    case TaskKind::kCollective: {
+      const Collective& c = g_.collectives()[t.collective];
+      EnqueueCollective(c, GraphIndex::Member(c, t), clique_[t.id], s.coll_send.get(),
+                        s.coll_recv.get(), stream);
       break;
+    }
     case TaskKind::kSend:
       STRATASIM_NCCL_CHECK(
           ncclSend(s.p2p.get(), Bytes(t.bytes), ncclInt8, t.peer, clique_[t.id], stream));
@@ -477,7 +469,8 @@ ExecutionTrace CudaRun::Trace() const {
     for (TaskId m : c.members) trace.records[m].peers_joined_s = joined;
   }
   for (const Task& t : g_.tasks()) {
-    const TaskId p = peer_task_[t.id];
+    if (t.kind != TaskKind::kSend && t.kind != TaskKind::kRecv) continue;
+    const TaskId p = index_.Peer(t);
     if (p < 0 || !done[t.id] || !done[p]) continue;
     trace.records[t.id].peers_joined_s =
         std::max(trace.records[t.id].start_s, trace.records[p].start_s);

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "core/graph_index.h"
 #include "core/units.h"
 #include "validate/backend.h"
 #include "validate/host/host_collectives.h"
@@ -41,14 +42,14 @@ struct Transfer {
 class Execution {
  public:
   Execution(const TaskGraph& g, const ExecutorLimits& limits)
-      : g_(g), limits_(limits), done_(g.tasks().size(), 0), records_(g.tasks().size()) {
+      : g_(g), limits_(limits), index_(g), done_(g.tasks().size(), 0), records_(g.tasks().size()) {
     abort_.Subscribe(&cv_, &mu_);
     allocated_.assign(static_cast<std::size_t>(std::max(0, g.num_ranks())), 0.0);
     for (TraceRecord& r : records_) r.start_s = r.end_s = r.peers_joined_s = -1;
   }
   ~Execution() {
     abort_.Unsubscribe(&cv_);
-    for (auto& [tag, t] : transfers_) abort_.Unsubscribe(&t->cv);
+    for (auto& t : transfers_) abort_.Unsubscribe(&t->cv);
   }
 
   ExecutionTrace Run() {
@@ -113,14 +114,16 @@ class Execution {
       Lane& lane = lanes_[it->second];
       lane.tasks.push_back(t.id);
       lane.workspace_bytes = std::max(lane.workspace_bytes, WorkspaceBytes(t));
-      if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
-        auto& tr = transfers_[t.tag];
-        if (!tr) {
-          tr = std::make_unique<Transfer>();
-          abort_.Subscribe(&tr->cv, &tr->mu);
-        }
-      }
     }
+    transfers_.resize(static_cast<std::size_t>(index_.transfers()));
+    for (auto& tr : transfers_) {
+      tr = std::make_unique<Transfer>();
+      abort_.Subscribe(&tr->cv, &tr->mu);
+    }
+  }
+
+  Transfer& TransferOf(const Task& t) {
+    return *transfers_[static_cast<std::size_t>(index_.TransferNumber(t))];
   }
 
   double WorkspaceBytes(const Task& t) const {
@@ -130,8 +133,7 @@ class Execution {
           return ComputeWorkspaceBytes(t);
         case TaskKind::kCollective: {
           const Collective& c = g_.collectives()[static_cast<std::size_t>(t.collective)];
-          const auto it = std::find(c.ranks.begin(), c.ranks.end(), t.rank);
-          return CollectiveWorkspaceBytes(c, static_cast<int>(it - c.ranks.begin()));
+          return CollectiveWorkspaceBytes(c, GraphIndex::Member(c, t));
         }
         case TaskKind::kSend:
         case TaskKind::kRecv:
@@ -248,9 +250,8 @@ class Execution {
         break;
       case TaskKind::kCollective: {
         const Collective& c = g_.collectives()[static_cast<std::size_t>(t.collective)];
-        const int member =
-            static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), t.rank) - c.ranks.begin());
-        groups_[static_cast<std::size_t>(t.collective)]->Run(member, ws, clock_, &joined);
+        groups_[static_cast<std::size_t>(t.collective)]->Run(GraphIndex::Member(c, t), ws, clock_,
+                                                             &joined);
         break;
       }
       case TaskKind::kSend:
@@ -283,7 +284,7 @@ class Execution {
 
   // The sender posts its buffer and waits until the receiver has copied it.
   double RunSend(const Task& t, unsigned char* ws, double start) {
-    Transfer& tr = *transfers_.at(t.tag);
+    Transfer& tr = TransferOf(t);
     std::unique_lock<std::mutex> lock(tr.mu);
     tr.src = ws;
     tr.send_start_s = start;
@@ -295,7 +296,7 @@ class Execution {
   }
 
   double RunRecv(const Task& t, unsigned char* ws, double start) {
-    Transfer& tr = *transfers_.at(t.tag);
+    Transfer& tr = TransferOf(t);
     const unsigned char* src;
     double joined;
     {
@@ -346,6 +347,7 @@ class Execution {
 
   const TaskGraph& g_;
   const ExecutorLimits limits_;
+  const GraphIndex index_;
   Clock clock_;
   AbortFlag abort_;
   std::mutex mu_;
@@ -355,7 +357,7 @@ class Execution {
   std::vector<TraceRecord> records_;
   std::vector<Lane> lanes_;
   std::vector<std::unique_ptr<GroupRun>> groups_;
-  std::map<int, std::unique_ptr<Transfer>> transfers_;
+  std::vector<std::unique_ptr<Transfer>> transfers_;  // by GraphIndex::TransferNumber
 };
 
 }  // namespace
