@@ -13,6 +13,7 @@
 #include "cli/streamed_run.h"
 #include "core/cleanup.h"
 #include "core/error.h"
+#include "core/model_presets.h"
 #include "core/resources.h"
 #include "models/workload.h"
 #include "report/atomic_file.h"
@@ -411,11 +412,9 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
   char model[200];
   const std::string name = s.model.preset.empty() ? "custom" : s.model.preset;
   // Sequence length only means something for the language models.
-  const std::string sequence =
-      s.model.sequence > 0 && (s.model.kind == "gpt" || s.model.kind == "bert" ||
-                               s.model.kind == "llama" || s.model.kind == "moe")
-          ? ", sequence " + std::to_string(s.model.sequence)
-          : "";
+  const std::string sequence = s.model.sequence > 0 && IsTransformerKind(s.model.kind)
+                                   ? ", sequence " + std::to_string(s.model.sequence)
+                                   : "";
   std::snprintf(model, sizeof model, "%s %s (%.4g M parameters)%s, %s", s.model.kind.c_str(),
                 name.c_str(), ModelParameterCount(s.model) / 1e6, sequence.c_str(),
                 std::string(ToString(s.training.precision)).c_str());

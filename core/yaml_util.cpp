@@ -4,13 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <climits>
 #include <sstream>
 
 #include "core/input_file.h"
@@ -124,25 +118,53 @@ std::string ReadFile(const std::string& path, size_t max_bytes, const std::strin
   return ReadInputFile(path, max_bytes, what);
 }
 
-SourceLocation Reader::Where(const YAML::Node& n) const {
-  YAML::Mark m = n.Mark();
-  if (m.is_null()) return SourceLocation{file_, 0, 0};
-  return SourceLocation{file_, m.line + 1, m.column + 1};
+bool IsPlainName(const std::string& s) {
+  if (s.empty() || s.size() > limits::kNameLength || s[0] == '.') return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+SourceLocation Reader::Where(const YAML::Node& n) const { return At(file_, n.Mark()); }
+
+SourceLocation Reader::WhereOf(const Field& f) const {
+  return Where(f.value.IsNull() ? f.key : f.value);
 }
 
 void Reader::Fail(const Field& f, const std::string& rule) const {
-  // An empty value is marked at the start of the next line: point at its key instead.
-  const YAML::Node& at = f.value.IsNull() ? f.key : f.value;
-  throw ConfigError(Where(at), f.path, f.value.IsScalar() ? f.value.Scalar() : "", rule);
+  throw ConfigError(WhereOf(f), f.path, f.value.IsScalar() ? f.value.Scalar() : "", rule);
 }
 
 void Reader::FailAt(const YAML::Node& at, const std::string& key, const std::string& rule) const {
   throw ConfigError(Where(at), key, "", rule);
 }
 
+std::string Reader::FirstAt(const YAML::Node& n) const {
+  return "first at line " + std::to_string(Where(n).line);
+}
+
 std::string Reader::String(const Field& f) const {
   if (!f.value.IsScalar()) Fail(f, "must be a string, not " + KindOf(f.value));
   return f.value.Scalar();
+}
+
+std::string Reader::Name(const Field& f) const {
+  std::string s = String(f);
+  if (s.empty()) Fail(f, "must not be empty");
+  return s;
+}
+
+std::string Reader::PlainName(const Field& f) const {
+  std::string s = String(f);
+  if (!IsPlainName(s)) {
+    Fail(f,
+         "must match [A-Za-z0-9_-][A-Za-z0-9._-]* and be at most 128 characters (it names "
+         "output files)");
+  }
+  return s;
 }
 
 long long Reader::Integer(const Field& f, long long min_value, long long max_value) const {
@@ -153,6 +175,23 @@ long long Reader::Integer(const Field& f, long long min_value, long long max_val
                 std::to_string(max_value) + "]");
   }
   return v;
+}
+
+int Reader::Int(const Field& f, int min_value) const {
+  long long v = 0;
+  const bool parsed = f.value.IsScalar() && ParseInteger(f.value.Scalar(), &v);
+  if (parsed && v > INT_MAX) {
+    // Counts are held as int: say so rather than call 2^31 "not an integer".
+    Fail(f, "must be at most 2147483647 (counts are 32-bit; docs/limits.md)");
+  }
+  if (!parsed || v < min_value) Fail(f, "must be an integer >= " + std::to_string(min_value));
+  return static_cast<int>(v);
+}
+
+bool Reader::AutoOrOff(const Field& f) const {
+  const std::string v = String(f);
+  if (v != "auto" && v != "off") Fail(f, "must be one of: auto, off");
+  return v == "auto";
 }
 
 double Reader::Fraction(const Field& f) const {
@@ -181,29 +220,39 @@ double Reader::PositiveNumber(const Field& f) const {
   return v;
 }
 
-double Reader::Seconds(const Field& f) const {
+template <typename Parser>
+double Reader::Quantity(const Field& f, Parser parse, double min_value, double max_value,
+                        const char* range) const {
+  const std::string text = String(f);
   double v = 0;
   try {
-    v = ParseSeconds(String(f));
+    v = parse(text);
   } catch (const UnitError& e) {
     Fail(f, e.what());
   }
-  if (v > limits::kMaxLatencySeconds) Fail(f, "must be in [0s, 1s] (docs/limits.md)");
+  if (min_value > 0 && v <= 0) Fail(f, "must be greater than 0");
+  if (v < min_value || v > max_value) {
+    Fail(f, std::string("must be in ") + range + " (docs/limits.md)");
+  }
   return v;
 }
 
+double Reader::Seconds(const Field& f) const {
+  return Quantity(f, ParseSeconds, 0, limits::kMaxLatencySeconds, "[0s, 1s]");
+}
+
 double Reader::Bandwidth(const Field& f) const {
-  double v = 0;
-  try {
-    v = ParseBandwidthBps(String(f));
-  } catch (const UnitError& e) {
-    Fail(f, e.what());
-  }
-  if (v <= 0) Fail(f, "must be greater than 0");
-  if (v < limits::kMinBandwidthBps || v > limits::kMaxBandwidthBps) {
-    Fail(f, "must be in [1kB/s, 1PB/s] (docs/limits.md)");
-  }
-  return v;
+  return Quantity(f, ParseBandwidthBps, limits::kMinBandwidthBps, limits::kMaxBandwidthBps,
+                  "[1kB/s, 1PB/s]");
+}
+
+double Reader::Bytes(const Field& f) const {
+  return Quantity(f, ParseBytes, limits::kMinMemoryBytes, limits::kMaxMemoryBytes, "[1MB, 1PB]");
+}
+
+double Reader::Flops(const Field& f) const {
+  return Quantity(f, ParseFlops, limits::kMinPeakFlops, limits::kMaxPeakFlops,
+                  "[1GFLOPS, 1EFLOPS]");
 }
 
 std::vector<Field> Reader::List(const Field& f, bool non_empty) const {
@@ -217,24 +266,25 @@ std::vector<Field> Reader::List(const Field& f, bool non_empty) const {
   return items;
 }
 
-Map::Map(const Reader& reader, const Field& self, const std::vector<std::string>& known)
+Map::Map(const Reader& reader, const Field& self, const std::vector<std::string>& known,
+         bool any_key)
     : reader_(reader), self_(self) {
   if (!self.value.IsMap()) {
-    reader.Fail(self, "must be a map, not " + KindOf(self.value) + " (keys: " + Join(known) + ")");
+    std::string rule = "must be a map, not " + KindOf(self.value);
+    if (!known.empty()) rule += " (keys: " + Join(known) + ")";
+    reader.Fail(self, rule);
   }
   for (const auto& kv : self.value) {
     const YAML::Node& key = kv.first;
     if (!key.IsScalar()) reader.FailAt(key, self.path, "keys must be plain strings");
     const std::string name = key.Scalar();
-    Field entry{self.path.empty() ? name : self.path + "." + name, key, kv.second};
+    Field entry{PathOf(name), key, kv.second};
     for (const auto& [seen, earlier] : entries_) {
       if (seen == name) {
-        reader.FailAt(
-            key, entry.path,
-            "duplicate key (first at line " + std::to_string(reader.Where(earlier.key).line) + ")");
+        reader.FailAt(key, entry.path, "duplicate key (" + reader.FirstAt(earlier.key) + ")");
       }
     }
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
+    if (!any_key && std::find(known.begin(), known.end(), name) == known.end()) {
       reader.FailAt(key, entry.path, "unknown key (known: " + Join(known) + ")");
     }
     entries_.emplace_back(name, entry);
@@ -248,13 +298,17 @@ std::optional<Field> Map::Get(const std::string& key) const {
   return std::nullopt;
 }
 
-Field Map::Require(const std::string& key) const {
+Field Map::Require(const std::string& key, const std::string& why) const {
   std::optional<Field> f = Get(key);
   if (!f) {
-    reader_.FailAt(self_.value.IsNull() ? self_.key : self_.value,
-                   self_.path.empty() ? key : self_.path + "." + key, "required field missing");
+    reader_.FailAt(self_.value.IsNull() ? self_.key : self_.value, PathOf(key),
+                   "required field missing" + (why.empty() ? "" : " (" + why + ")"));
   }
   return *f;
+}
+
+std::string Map::PathOf(const std::string& key) const {
+  return self_.path.empty() ? key : self_.path + "." + key;
 }
 
 }  // namespace stratasim::yaml

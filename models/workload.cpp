@@ -1,5 +1,8 @@
 #include "models/workload.h"
 
+#include <string>
+#include <vector>
+
 #include "core/model_presets.h"
 #include "models/bert.h"
 #include "models/cnn.h"
@@ -62,40 +65,67 @@ void FinalizeWorkload(Workload& w) {
 
 namespace {
 
-Workload BuildByKind(const ModelSpec& spec, int micro_batch, DType dtype, std::uint64_t seed,
-                     int batch_index) {
-  if (spec.kind == "gpt") return BuildGpt(spec, micro_batch, dtype);
-  if (spec.kind == "bert") return BuildBert(spec, micro_batch, dtype);
-  if (spec.kind == "llama") return BuildLlama(spec, micro_batch, dtype);
-  if (spec.kind == "moe") return BuildMoe(spec, micro_batch, dtype);
-  if (spec.kind == "resnet50") return BuildResNet50(spec, micro_batch, dtype);
-  if (spec.kind == "vgg16") return BuildVgg16(spec, micro_batch, dtype);
-  if (spec.kind == "graphsage") {
-    return BuildGraphSage(spec, micro_batch, dtype, seed, batch_index);
+// "gpt, bert, llama", as the loader's messages list names.
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+using Builder = Workload (*)(const ModelSpec& spec, int micro_batch, DType dtype,
+                             std::uint64_t seed, int batch_index);
+
+template <Workload (*build)(const ModelSpec&, int, DType)>
+Workload Unseeded(const ModelSpec& spec, int micro_batch, DType dtype, std::uint64_t, int) {
+  return build(spec, micro_batch, dtype);
+}
+
+// The workload of each model kind, by the name of its entry in core/model_kinds.h (which core/
+// keeps, as it may not depend on models/). `parameters` is a closed form for a kind whose build
+// costs more than its count (null: build one micro-batch and sum).
+struct KindBuilder {
+  const char* kind;
+  Builder build;
+  double (*parameters)(const ModelSpec&);
+};
+
+constexpr KindBuilder kBuilders[] = {
+    {"gpt", Unseeded<BuildGpt>, nullptr},
+    {"bert", Unseeded<BuildBert>, nullptr},
+    {"llama", Unseeded<BuildLlama>, nullptr},
+    {"moe", Unseeded<BuildMoe>, nullptr},
+    {"resnet50", Unseeded<BuildResNet50>, nullptr},
+    {"vgg16", Unseeded<BuildVgg16>, nullptr},
+    // Parameters do not depend on the batch; GraphSAGE's would not either, but building it
+    // samples a mini-batch, so it has its closed form.
+    {"graphsage", BuildGraphSage, GraphSageParameterCount},
+};
+
+const KindBuilder& BuilderOf(const ModelSpec& spec) {
+  for (const KindBuilder& b : kBuilders) {
+    if (spec.kind == b.kind) return b;
   }
-  FailModel(spec, "kind", spec.kind,
-            "unknown model kind (known: gpt, bert, llama, moe, resnet50, vgg16, graphsage)");
+  FailModel(spec, "kind", spec.kind, "unknown model kind (known: " + JoinNames(ModelKinds()) + ")");
 }
 
 }  // namespace
 
 Workload BuildWorkload(const ModelSpec& spec, int micro_batch, DType dtype, std::uint64_t seed,
                        int batch_index) {
-  Workload w = BuildByKind(spec, micro_batch, dtype, seed, batch_index);
+  Workload w = BuilderOf(spec).build(spec, micro_batch, dtype, seed, batch_index);
   if (spec.recompute == Recompute::kSelective && !IsTransformerKind(spec.kind)) {
     FailModel(spec, "recompute", "selective",
-              "selective recomputation drops attention activations: only for kinds gpt, bert, "
-              "llama, moe");
+              "selective recomputation drops attention activations: only for kinds " +
+                  JoinNames(TransformerKinds()));
   }
   ApplyRecompute(w, spec.recompute, spec.recompute_layers);
   return w;
 }
 
 double ModelParameterCount(const ModelSpec& spec) {
-  // Parameters do not depend on the batch; GraphSAGE's would not either, but building it samples
-  // a mini-batch, so it has its closed form.
-  if (spec.kind == "graphsage") return GraphSageParameterCount(spec);
-  return BuildByKind(spec, 1, DType::kBF16, 0, 0).params;
+  const KindBuilder& b = BuilderOf(spec);
+  if (b.parameters != nullptr) return b.parameters(spec);
+  return b.build(spec, 1, DType::kBF16, 0, 0).params;
 }
 
 }  // namespace stratasim

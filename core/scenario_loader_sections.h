@@ -1,0 +1,25 @@
+// The scenario loader's sections, one file each (core/scenario_loader_<section>.cpp), read
+// through the one YAML layer (core/yaml_util.h). core/scenario_loader.cpp reads the top level
+// and calls them; the format and the error conventions are described there.
+//
+// Internal to core/: it exposes yaml-cpp's types.
+#ifndef STRATASIM_CORE_SCENARIO_LOADER_SECTIONS_H_
+#define STRATASIM_CORE_SCENARIO_LOADER_SECTIONS_H_
+
+#include <vector>
+
+#include "core/scenario.h"
+#include "core/yaml_util.h"
+
+namespace stratasim::scenario_sections {
+
+ClusterSpec ReadCluster(const yaml::Reader& r, const yaml::Field& f);
+ModelSpec ReadModel(const yaml::Reader& r, const yaml::Field& f);
+TrainingSpec ReadTraining(const yaml::Reader& r, const yaml::Field& f);
+// A calibration file it names is read relative to the scenario file (r.file()).
+SimulationSpec ReadSimulation(const yaml::Reader& r, const yaml::Field& f);
+std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const yaml::Field& f);
+
+}  // namespace stratasim::scenario_sections
+
+#endif  // STRATASIM_CORE_SCENARIO_LOADER_SECTIONS_H_

@@ -1,0 +1,46 @@
+// The scenario's `strategies:` section. Options stay text here: each strategy checks its own
+// through OptionReader (core/scenario.cpp).
+#include <string>
+#include <vector>
+
+#include "core/scenario_loader_sections.h"
+
+namespace stratasim::scenario_sections {
+
+using yaml::Field;
+using yaml::KindOf;
+using yaml::Map;
+
+std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f) {
+  std::vector<StrategySpec> out;
+  std::vector<YAML::Node> name_nodes;
+  for (const Field& item : r.List(f, true)) {
+    Map m(r, item, {"name", "kind", "options"});
+    StrategySpec s;
+    Field name = m.Require("name");
+    s.name = r.PlainName(name);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].name == s.name) {
+        r.Fail(name, "duplicate strategy name (" + r.FirstAt(name_nodes[i]) + ")");
+      }
+    }
+    s.kind = r.Name(m.Require("kind"));
+    s.where = r.Where(item.value);
+    s.key_path = item.path;
+    if (auto options = m.Get("options")) {
+      Map om(r, *options, {}, /*any_key=*/true);
+      for (const auto& [key, value] : om.entries()) {
+        if (!value.value.IsScalar()) {
+          r.Fail(value, "must be a scalar (a number, a string, true or false), not " +
+                            KindOf(value.value));
+        }
+        s.options[key] = OptionValue{value.value.Scalar(), r.WhereOf(value)};
+      }
+    }
+    out.push_back(s);
+    name_nodes.push_back(name.value);
+  }
+  return out;
+}
+
+}  // namespace stratasim::scenario_sections
