@@ -580,20 +580,21 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
     }
   }
   const double measured = st.iterations - st.warmup;
-  plan.figures["moe.load_std_before"] = cells > 0 ? before / cells : 0;
-  plan.figures["moe.load_std_after"] = cells > 0 ? after / cells : 0;
-  plan.figures["moe.dropped_tokens"] = dropped / measured;
-  plan.figures["moe.replicas"] = replicas / measured;
-  plan.figures["moe.top_k"] = st.top_k;
-  plan.figures["moe.tokens_per_iteration"] = st.tokens_per_rank * st.ranks;
-  plan.figures["moe.transfer_bytes"] = b.transfer_bytes_ / measured;
+  MoeFigures& f = plan.moe.emplace();
+  f.top_k = st.top_k;
+  f.tokens_per_iteration = st.tokens_per_rank * st.ranks;
+  f.load_std_before = cells > 0 ? before / cells : 0;
+  f.load_std_after = cells > 0 ? after / cells : 0;
+  f.dropped_tokens = dropped / measured;
+  f.replicas = replicas / measured;
+  f.transfer_bytes = b.transfer_bytes_ / measured;
   plan.notes.push_back(st.routing_note);
   plan.notes.push_back(std::to_string(st.experts) + " experts over " + std::to_string(st.ranks) +
                        " GPUs" + ", " +
                        Fmt("%.4g M parameters per expert, ", st.expert_params / 1e6) +
                        Fmt("%.0f tokens per GPU per layer", st.tokens_per_rank));
   plan.notes.push_back(Fmt("per-GPU load std (tokens): %.1f routed, %.1f computed",
-                           cells > 0 ? before / cells : 0, cells > 0 ? after / cells : 0));
+                           f.load_std_before, f.load_std_after));
   return plan;
 }
 
