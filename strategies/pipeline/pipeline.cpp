@@ -1,5 +1,6 @@
-// The pipeline planner: stages of tensor-parallel groups, replicated for data parallelism (3D),
-// lowered to a TaskGraph following a schedule of pipeline_schedule.cpp.
+// The pipeline planner: stages of tensor-parallel groups, replicated for data parallelism (3D).
+// Reads and checks the options, then PipelineLowering (pipeline_lowering.h) lowers them to a
+// TaskGraph following a schedule of pipeline_schedule.cpp.
 #include "strategies/pipeline/pipeline.h"
 
 #include <utility>

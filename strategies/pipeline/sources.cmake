@@ -4,4 +4,8 @@ list(APPEND STRATEGY_SOURCES
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
 )
-list(APPEND STRATEGY_TESTS pipeline/pipeline_test.cpp pipeline/three_d_test.cpp)
+list(APPEND STRATEGY_TESTS
+  pipeline/pipeline_test.cpp
+  pipeline/pipeline_lowering_test.cpp
+  pipeline/three_d_test.cpp
+)
