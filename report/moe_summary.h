@@ -20,8 +20,8 @@ struct MoeSummary {
   double mean_s = 0, p50_s = 0, p95_s = 0, min_s = 0, max_s = 0;
   double tokens_per_s = 0;  // tokens per iteration / mean iteration time
   // Whether the strategy is the plain expert-parallel baseline (MoeFigures::baseline). Set by
-  // the parent process from its plan, like `speedup` and `baseline` not on the wire between
-  // simulation child and parent, nor in results.json.
+  // the parent process from its plan (cli/run_scenario.cpp); neither on the wire between
+  // simulation child and parent nor in results.json.
   bool is_baseline = false;
   // Mean iteration time of the baseline (report/moe_table.h) over this one's; 0 when the run
   // has none of the same top_k. `baseline` names the one compared with.
