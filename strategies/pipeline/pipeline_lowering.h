@@ -2,8 +2,8 @@
 // parallelism; strategies/pipeline/pipeline.h documents the options and what is modelled) to a
 // TaskGraph, following each stage's schedule (PipelineSchedule).
 //
-// The lowering walks every (replica, stage) lane's work list and emits, round after round, the
-// next item of every lane whose inputs exist: a forward once the previous chunk's activation
+// The lowering walks every (replica, stage) lane's work list and emits, in passes over the lanes,
+// the next item of every lane whose inputs exist: a forward once the previous chunk's activation
 // was received, a backward once the next chunk's gradient was, the optimizer step once every
 // replica of the stage reached it. Emission therefore follows the data, not a global clock, and
 // a schedule that can never make progress is reported as a deadlock.
