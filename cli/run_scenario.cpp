@@ -321,10 +321,11 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     run.result.activities = run.trace.activities;
     run.result.instants = run.trace.instants;
     run.result.fused_tasks = run.trace.fused_tasks;
-    if (HasMoeFigures(p.plan->figures)) {
+    if (p.plan->moe) {
       run.result.moe =
           SummarizeMoe(p.plan->graph, run.trace, s.training.warmup_iterations,
-                       s.training.measured_iterations, p.plan->figures, run.result.metrics);
+                       s.training.measured_iterations, *p.plan->moe, run.result.metrics);
+      run.result.moe->is_baseline = p.plan->moe->baseline;
     }
     run.result.peak_memory_per_stage_bytes =
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
@@ -337,6 +338,8 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     r.name = p.spec->name;
     r.kind = p.spec->kind;
     r.num_gpus = s.cluster.NumGpus();
+    // The sizing plan kept its figures (the child's summary does not carry this one).
+    if (r.moe && p.plan->moe) r.moe->is_baseline = p.plan->moe->baseline;
     run.result = std::move(r);
     run.streamed = true;
   };

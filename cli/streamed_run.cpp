@@ -192,9 +192,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   r.activities = trace.activities;
   r.instants = trace.instants;
   r.fused_tasks = trace.fused_tasks;
-  if (HasMoeFigures(plan.figures)) {
-    r.moe = SummarizeMoe(measured, n, s.training.measured_iterations, plan.figures);
-  }
+  if (plan.moe) r.moe = SummarizeMoe(measured, n, s.training.measured_iterations, *plan.moe);
   r.peak_memory_per_stage_bytes = PeakMemoryPerStage(plan.rank_stage, r.metrics.peak_memory_bytes);
   if (writer && !writer->Finish(plan.graph.streams(), trace.executor, trace.makespan_s)) {
     throw Error(std::string("cannot write the Chrome trace: ") + std::strerror(write_errno));

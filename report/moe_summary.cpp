@@ -17,19 +17,10 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
-double Figure(const std::map<std::string, double>& f, const std::string& key) {
-  auto it = f.find(key);
-  return it == f.end() ? 0 : it->second;
-}
-
 }  // namespace
 
-bool HasMoeFigures(const std::map<std::string, double>& figures) {
-  return figures.count("moe.top_k") > 0;
-}
-
 MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_iterations,
-                        const std::map<std::string, double>& figures) {
+                        const MoeFigures& figures) {
   const std::vector<double>& end = measured.iteration_end_s;
   const int last = static_cast<int>(end.size()) - 1;
   const int warmup = last + 1 - measured_iterations;
@@ -37,7 +28,7 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
     throw Error("MoE summary: needs at least one measured iteration");
   }
   MoeSummary m;
-  m.top_k = static_cast<int>(Figure(figures, "moe.top_k"));
+  m.top_k = figures.top_k;
   for (int i = warmup; i <= last; ++i) {
     m.iteration_s.push_back(end[static_cast<size_t>(i)] -
                             (i > 0 ? end[static_cast<size_t>(i) - 1] : 0));
@@ -51,7 +42,7 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.p95_s = Percentile(sorted, 95);
   m.min_s = sorted.front();
   m.max_s = sorted.back();
-  m.tokens_per_s = m.mean_s > 0 ? Figure(figures, "moe.tokens_per_iteration") / m.mean_s : 0;
+  m.tokens_per_s = m.mean_s > 0 ? figures.tokens_per_iteration / m.mean_s : 0;
 
   // Tracked categories count from a task's start: waiting for the most loaded GPU, the
   // imbalance, is part of the all-to-all's cost.
@@ -64,8 +55,8 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.placement_s = tracked("placement").covered_s * per;
   m.placement_exposed_s = tracked("placement").exposed_s * per;
 
-  m.load_std_before = Figure(figures, "moe.load_std_before");
-  m.load_std_after = Figure(figures, "moe.load_std_after");
+  m.load_std_before = figures.load_std_before;
+  m.load_std_after = figures.load_std_after;
   if (m.load_std_after > 0) {
     m.load_balance_ratio = m.load_std_before / m.load_std_after;
   } else {
@@ -74,14 +65,14 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   for (double b : measured.metrics.peak_memory_bytes) {
     m.peak_memory_bytes = std::max(m.peak_memory_bytes, b);
   }
-  m.dropped_tokens = Figure(figures, "moe.dropped_tokens");
-  m.replicas = Figure(figures, "moe.replicas");
-  m.transfer_bytes = Figure(figures, "moe.transfer_bytes");
+  m.dropped_tokens = figures.dropped_tokens;
+  m.replicas = figures.replicas;
+  m.transfer_bytes = figures.transfer_bytes;
   return m;
 }
 
 MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
-                        const std::map<std::string, double>& figures, const Metrics& metrics) {
+                        const MoeFigures& figures, const Metrics& metrics) {
   if (t.records.size() != g.tasks().size()) {
     throw Error("MoE summary: the trace does not cover the graph");
   }

@@ -4,11 +4,11 @@
 #ifndef STRATASIM_REPORT_MOE_SUMMARY_H_
 #define STRATASIM_REPORT_MOE_SUMMARY_H_
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/moe_figures.h"
 #include "core/task_graph.h"
 #include "core/trace.h"
 
@@ -19,8 +19,12 @@ struct MoeSummary {
   std::vector<double> iteration_s;  // each measured iteration, in order
   double mean_s = 0, p50_s = 0, p95_s = 0, min_s = 0, max_s = 0;
   double tokens_per_s = 0;  // tokens per iteration / mean iteration time
-  // Mean iteration time of the baseline over this one's; 0 when the scenario has no
-  // deepspeed-moe strategy of the same top_k. `baseline` names the one compared with.
+  // Whether the strategy is the plain expert-parallel baseline (MoeFigures::baseline). Set by
+  // the parent process from its plan (cli/run_scenario.cpp); neither on the wire between
+  // simulation child and parent nor in results.json.
+  bool is_baseline = false;
+  // Mean iteration time of the baseline (report/moe_table.h) over this one's; 0 when the run
+  // has none of the same top_k. `baseline` names the one compared with.
   double speedup = 0;
   std::string baseline;
   // Load-balance ratio (Pro-Prophet, arXiv 2411.10003, §6: RB): standard deviation of the
@@ -39,21 +43,17 @@ struct MoeSummary {
   double transfer_bytes = 0;     // replica parameters and gradients moved per iteration
 };
 
-// True when a plan's figures are those of an MoE strategy.
-bool HasMoeFigures(const std::map<std::string, double>& figures);
-
 // The categories whose time the summary reads: a TraceMeter must track them.
 inline const std::vector<std::string> kMoeTrackedCategories = {"a2a", "placement"};
 
 // From what a TraceMeter tracking kMoeTrackedCategories measured over `num_ranks` ranks, and
-// the plan's figures ("moe.*", strategies/moe/moe_graph.h).
-MoeSummary SummarizeMoe(const Measured& m, int num_ranks, int measured,
-                        const std::map<std::string, double>& figures);
+// the plan's figures (strategies/moe/moe_graph.h).
+MoeSummary SummarizeMoe(const Measured& m, int num_ranks, int measured, const MoeFigures& figures);
 
 // The same from a whole graph and its trace, with the strategy's metrics. Throws
 // stratasim::Error when the trace does not match the graph.
 MoeSummary SummarizeMoe(const TaskGraph& g, const ExecutionTrace& t, int warmup, int measured,
-                        const std::map<std::string, double>& figures, const Metrics& metrics);
+                        const MoeFigures& figures, const Metrics& metrics);
 
 // The summary as a JSON object (the "moe" member of a strategy in results.json).
 std::string MoeSummaryJson(const MoeSummary& m);

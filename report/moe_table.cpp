@@ -1,5 +1,6 @@
 #include "report/moe_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -12,13 +13,28 @@ std::string Num(const char* f, double v) {
   return buf;
 }
 
+// States SetMoeSpeedups' rule with the kinds of the baselines in this run.
+std::string SpeedupRule(const RunResults& r) {
+  std::vector<std::string> kinds;
+  for (const StrategyResult& s : r.strategies) {
+    if (s.ok && s.moe && s.moe->is_baseline &&
+        std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) {
+      kinds.push_back(s.kind);
+    }
+  }
+  if (kinds.empty()) return "no expert-parallel baseline to compute a speed-up over";
+  std::string names;
+  for (const std::string& k : kinds) names += (names.empty() ? "" : " or ") + k;
+  return "speed-up over " + names + " of the same top-k";
+}
+
 }  // namespace
 
 void SetMoeSpeedups(std::vector<StrategyResult>& strategies) {
   for (StrategyResult& s : strategies) {
     if (!s.ok || !s.moe) continue;
     for (const StrategyResult& b : strategies) {
-      if (b.ok && b.moe && b.kind == "deepspeed-moe" && b.moe->top_k == s.moe->top_k) {
+      if (b.ok && b.moe && b.moe->is_baseline && b.moe->top_k == s.moe->top_k) {
         s.moe->baseline = b.name;
         s.moe->speedup = s.moe->mean_s > 0 ? b.moe->mean_s / s.moe->mean_s : 0;
         break;
@@ -50,8 +66,7 @@ std::string FormatMoeTable(const RunResults& r) {
   for (const auto& row : rows) {
     for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   }
-  std::string out =
-      "MoE (per measured iteration; speed-up over deepspeed-moe of the same top-k)\n\n";
+  std::string out = "MoE (per measured iteration; " + SpeedupRule(r) + ")\n\n";
   auto line = [&](const std::vector<std::string>& row) {
     std::string l;
     for (size_t c = 0; c < row.size(); ++c) {

@@ -13,7 +13,8 @@ StrategyResult Moe(const std::string& name, const std::string& kind, int top_k, 
   m.top_k = top_k;
   m.mean_s = m.p50_s = m.p95_s = m.min_s = m.max_s = mean_s;
   m.tokens_per_s = 1000 / mean_s;
-  m.load_balance_ratio = kind == "deepspeed-moe" ? 1 : 2.5;
+  m.is_baseline = kind == "deepspeed-moe";
+  m.load_balance_ratio = m.is_baseline ? 1 : 2.5;
   m.peak_memory_bytes = 1024.0 * 1024 * 1024;
   r.moe = m;
   return r;
@@ -32,6 +33,36 @@ TEST(MoeTableTest, SpeedupsPairWithTheBaselineOfTheSameTopK) {
   EXPECT_DOUBLE_EQ(s[2].moe->speedup, 2);
   EXPECT_EQ(s[3].moe->baseline, "ds2");
   EXPECT_DOUBLE_EQ(s[3].moe->speedup, 3);
+}
+
+TEST(MoeTableTest, TheBaselineIsWhatThePlannerDeclaresNotAKindName) {
+  std::vector<StrategyResult> s = {Moe("ds", "deepspeed-moe", 1, 0.2), Moe("ep", "my-ep", 1, 0.4),
+                                   Moe("pp", "pro-prophet", 1, 0.1)};
+  s[0].moe->is_baseline = false;
+  s[1].moe->is_baseline = true;
+  SetMoeSpeedups(s);
+  EXPECT_EQ(s[0].moe->baseline, "ep");
+  EXPECT_DOUBLE_EQ(s[0].moe->speedup, 2);
+  EXPECT_DOUBLE_EQ(s[2].moe->speedup, 4);
+  RunResults r;
+  r.strategies = s;
+  EXPECT_EQ(FormatMoeTable(r).substr(0, 69),
+            "MoE (per measured iteration; speed-up over my-ep of the same top-k)\n\n");
+}
+
+TEST(MoeTableTest, WithoutABaselineTheTableSaysSo) {
+  RunResults r;
+  r.strategies = {Moe("pp1", "pro-prophet", 1, 0.1), Moe("ds2", "deepspeed-moe", 2, 0.3)};
+  SetMoeSpeedups(r.strategies);
+  EXPECT_EQ(r.strategies[0].moe->speedup, 0);
+  EXPECT_EQ(r.strategies[0].moe->baseline, "");
+  const std::string t = FormatMoeTable(r);
+  EXPECT_EQ(t.substr(0, t.find('\n')),
+            "MoE (per measured iteration; speed-up over deepspeed-moe of the same top-k)");
+  r.strategies.pop_back();
+  const std::string alone = FormatMoeTable(r);
+  EXPECT_EQ(alone.substr(0, alone.find('\n')),
+            "MoE (per measured iteration; no expert-parallel baseline to compute a speed-up over)");
 }
 
 TEST(MoeTableTest, Format) {

@@ -2,10 +2,11 @@
 #ifndef STRATASIM_STRATEGIES_PLAN_H_
 #define STRATASIM_STRATEGIES_PLAN_H_
 
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/moe_figures.h"
 #include "core/scenario.h"
 #include "core/strategy_options.h"
 #include "core/task_graph.h"
@@ -22,9 +23,9 @@ struct Plan {
   // Pipeline stage of each rank, for the report's peak memory per stage; empty when the plan
   // is not pipelined.
   std::vector<int> rank_stage;
-  // Figures the planner decided that the trace cannot show, by name (MoE: "moe.load_std_before"
-  // and the others docs/moe.md lists), for the report.
-  std::map<std::string, double> figures;
+  // MoE strategies only: the figures the planner decided that the trace cannot show, for the
+  // report (docs/moe.md).
+  std::optional<MoeFigures> moe;
   // Whether the graph is folded (strategies/fold.h): "folded: ..." or "full: <why not>".
   std::string fold;
 };

@@ -93,6 +93,12 @@ TEST(MoeTest, SkewedRoutingIsSetByTheMostLoadedGpuAndBalanced) {
     EXPECT_GT(r[name].moe->placement_s, 0) << name;
   }
   EXPECT_EQ(r["baseline"].moe->load_balance_ratio, 1);
+  // The first strategy whose planner declares it plain expert parallelism is the baseline,
+  // known in the parent although the summary came from a simulation child.
+  EXPECT_TRUE(r["baseline"].moe->is_baseline);
+  EXPECT_TRUE(r["padded"].moe->is_baseline);
+  EXPECT_FALSE(r["prophet"].moe->is_baseline);
+  EXPECT_EQ(r["padded"].moe->baseline, "baseline");
   // Padding every block to the largest count costs the padded baseline even more.
   EXPECT_GT(r["padded"].moe->mean_s, r["baseline"].moe->mean_s);
 
@@ -102,6 +108,7 @@ TEST(MoeTest, SkewedRoutingIsSetByTheMostLoadedGpuAndBalanced) {
   const Plan plan = PlanStrategy(s, spec);
   std::vector<StrategyRun> runs = RunStrategies(s, {"baseline"}, WholeRuns());
   const ExecutionTrace& t = runs[0].trace;
+  EXPECT_TRUE(runs[0].result.moe->is_baseline);  // a whole run's summary knows it too
   OptionReader opt(spec, MoeRoutingOptions());
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
   for (int it = 1; it < st.iterations; ++it) {

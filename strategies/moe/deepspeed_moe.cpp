@@ -61,6 +61,7 @@ Plan PlanDeepSpeedMoe(const Scenario& s, const StrategySpec& spec) {
     }
   }
   Plan plan = BuildMoePlan(st, decisions, sc);
+  plan.moe->baseline = true;  // plain expert parallelism: what the other MoE strategies improve
   plan.notes.push_back(
       std::string("dispatch ") + (padded ? "padded to capacity" : "routed sizes") +
       (drop ? ", tokens over capacity " + std::to_string(static_cast<long>(capacity)) + " dropped"

@@ -198,10 +198,42 @@ class Builder {
     return sum;
   }
 
-  // Broadcasts of layer l's replicas (split in `parts`); deps[r] for the member on rank r.
-  // Appends each holder's member ids to arrived[holder].
-  void Transfers(const LayerDecision& d, int l, int parts, int part,
-                 const std::vector<TaskId>& deps, std::vector<std::vector<TaskId>>& arrived) {
+  // Points of a layer's forward at which a transfer schedule may issue replica broadcasts.
+  enum class TransferPoint { kLayerStart, kBeforeDispatch, kAfterDispatch, kAfterCombine };
+
+  // Issues the broadcasts that the schedule (MoeSchedule::transfers) starts at `point` of layer
+  // l's forward; l == -1: the iteration's start, after the embedding. deps[r]: what the member
+  // on rank r follows.
+  void TransfersAt(TransferPoint point, int l, const std::vector<TaskId>& deps) {
+    switch (sc_.transfers) {
+      case TransferSchedule::kBeforeDispatch:
+        if (point == TransferPoint::kBeforeDispatch) Transfers(l, 1, 0, deps);
+        break;
+      case TransferSchedule::kAfterDispatch:
+        // On the all-to-all stream, which orders them after the dispatch.
+        if (point == TransferPoint::kAfterDispatch) {
+          Transfers(l, 1, 0, std::vector<TaskId>(n_, -1));
+        }
+        break;
+      case TransferSchedule::kPreviousLayer:
+        if (point == TransferPoint::kLayerStart) Transfers(l + 1, 1, 0, deps);
+        break;
+      case TransferSchedule::kSplitPreviousBlock:
+        if (point == TransferPoint::kLayerStart && l < 0) {
+          Transfers(0, 2, 0, deps);
+          Transfers(0, 2, 1, deps);
+        }
+        if (point == TransferPoint::kAfterDispatch) Transfers(l + 1, 2, 0, deps);
+        if (point == TransferPoint::kAfterCombine) Transfers(l + 1, 2, 1, deps);
+        break;
+    }
+  }
+
+  // Broadcasts of layer l's replicas (split in `parts`), if l is a layer; deps[r] for the member
+  // on rank r. Appends each holder's member ids to arrived_[l][holder].
+  void Transfers(int l, int parts, int part, const std::vector<TaskId>& deps) {
+    if (l >= st_.layers) return;
+    const LayerDecision& d = dec_[it_][l];
     const double e = BytesPerElement(st_.dtype);
     for (const Replica& rep : d.replicas) {
       Collective c;
@@ -211,17 +243,16 @@ class Builder {
       c.root = rep.owner;
       c.bytes = st_.expert_params * e / parts;
       c.dtype = st_.dtype;
-      Task member =
-          Base(0, placement_, Phase::kCommunication,
-               "layer" + std::to_string(l) + "/trans/expert" + std::to_string(rep.expert) +
-                   (parts > 1 ? "/part" + std::to_string(part) : ""));
+      Task member = Base(0, placement_, Phase::kCommunication,
+                         LayerName(l) + "/trans/expert" + std::to_string(rep.expert) +
+                             (parts > 1 ? "/part" + std::to_string(part) : ""));
       member.category = "placement";
       std::vector<TaskId> ids = g_.AddCollective(c, member);
       for (size_t i = 0; i < c.ranks.size(); ++i) {
         const int r = c.ranks[i];
         if (deps[r] >= 0) g_.AddDep(ids[i], deps[r]);
         if (prev_adam_[rep.owner] >= 0) g_.AddDep(ids[i], prev_adam_[rep.owner]);
-        if (i > 0) arrived[r].push_back(ids[i]);
+        if (i > 0) arrived_[l][r].push_back(ids[i]);
       }
       if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * rep.holders.size();
     }
@@ -229,192 +260,225 @@ class Builder {
 
   void Iteration(int t) {
     it_ = t;
-    const double e = BytesPerElement(st_.dtype);
-    const int L = st_.layers;
-    const Workload& w = st_.workload;
+    arrived_.assign(st_.layers, std::vector<std::vector<TaskId>>(n_));
+    adam_deps_.assign(n_, {});
+    std::vector<TaskId> last = Embedding();
+    TransfersAt(TransferPoint::kLayerStart, -1, last);
+    for (int l = 0; l < st_.layers; ++l) ForwardLayer(l, last);
+    Head(last);
+    for (int l = st_.layers - 1; l >= 0; --l) BackwardLayer(l, last);
+    Step(last);
+  }
+
+  static std::string LayerName(int l) { return "layer" + std::to_string(l); }
+
+  TaskPlace At(int r) const {
+    return TaskPlace{r, compute_, it_, "it" + std::to_string(it_) + "/"};
+  }
+
+  // Model states (first iteration only) and the embedding's forward; returns each rank's last.
+  std::vector<TaskId> Embedding() {
     std::vector<TaskId> last(n_, -1);
     for (int r = 0; r < n_; ++r) {
-      if (t == 0) {
-        TaskPlace at{r, compute_, t, "it0/"};
-        AddModelStates(g_, at, st_.non_expert_params + st_.experts_per_rank * st_.expert_params,
+      if (it_ == 0) {
+        AddModelStates(g_, At(r), st_.non_expert_params + st_.experts_per_rank * st_.expert_params,
                        st_.dtype);
       }
-      TaskPlace at{r, compute_, t, "it" + std::to_string(t) + "/"};
-      last[r] = AddForward(g_, w.layers.front(), st_.dtype, at, prev_adam_[r]);
+      last[r] = AddForward(g_, st_.workload.layers.front(), st_.dtype, At(r), prev_adam_[r]);
     }
-    // arrived[l][r]: broadcast members rank r's expert compute of layer l waits for.
-    std::vector<std::vector<std::vector<TaskId>>> arrived(L, std::vector<std::vector<TaskId>>(n_));
-    auto early = [&](int l, int parts, int part, const std::vector<TaskId>& deps) {
-      if (l < L) Transfers(dec_[t][l], l, parts, part, deps, arrived[l]);
-    };
-    if (sc_.transfers == TransferSchedule::kPreviousLayer) early(0, 1, 0, last);
-    if (sc_.transfers == TransferSchedule::kSplitPreviousBlock) {
-      early(0, 2, 0, last);
-      early(0, 2, 1, last);
-    }
-    std::vector<std::vector<TaskId>> expert_fwd_end(L, std::vector<TaskId>(n_));
-    for (int l = 0; l < L; ++l) {
-      const LayerDecision& d = dec_[t][l];
-      const std::string ln = "layer" + std::to_string(l);
-      const MoeLayerParts& parts = st_.parts[l];
-      if (sc_.transfers == TransferSchedule::kPreviousLayer) early(l + 1, 1, 0, last);
-      for (int r = 0; r < n_; ++r) last[r] = Dense(r, parts.pre, false, ln + "/pre", last[r]);
-      if (sc_.transfers == TransferSchedule::kBeforeDispatch) {
-        Transfers(d, l, 1, 0, last, arrived[l]);
-        for (int r = 0; r < n_; ++r) {
-          for (TaskId a : arrived[l][r]) last[r] = std::max(last[r], a);
-        }
-      }
-      std::vector<TaskId> after(n_);
-      if (groups_ > 1) {
-        // FasterMoE: S_0..S_{n-1}; C_j after S_j; shadow broadcasts; shadow compute; R_j.
-        std::vector<std::vector<TaskId>> sends;
-        for (int j = 0; j < groups_; ++j) {
-          sends.push_back(AllToAll(d, false, j, ln + "/dispatch/step" + std::to_string(j),
-                                   Phase::kCommunication, last));
-        }
-        if (sc_.transfers == TransferSchedule::kAfterDispatch) {
-          Transfers(d, l, 1, 0, std::vector<TaskId>(n_, -1), arrived[l]);
-        }
-        std::vector<std::vector<TaskId>> done(groups_, std::vector<TaskId>(n_));
-        for (int r = 0; r < n_; ++r) {
-          for (int j = 0; j < groups_; ++j) {
-            done[j][r] = Experts(r, Received(d, r, j), st_.experts_per_rank, false,
-                                 ln + "/experts/step" + std::to_string(j), {sends[j][r]});
-          }
-          std::vector<TaskId> deps = arrived[l][r];
-          deps.push_back(done[groups_ - 1][r]);
-          after[r] = Experts(r, d.replica_tokens[r], d.weight_sets[r] - st_.experts_per_rank, false,
-                             ln + "/experts/shadow", deps);
-        }
-        std::vector<TaskId> combine_last(n_);
-        for (int j = 0; j < groups_; ++j) {
-          std::vector<TaskId> ids = AllToAll(d, true, j, ln + "/combine/step" + std::to_string(j),
-                                             Phase::kCommunication, done[j]);
-          combine_last = ids;
-        }
-        for (int r = 0; r < n_; ++r) last[r] = std::max(after[r], combine_last[r]);
-      } else {
-        std::vector<TaskId> ids =
-            AllToAll(d, false, -1, ln + "/dispatch", Phase::kCommunication, last);
-        if (sc_.transfers == TransferSchedule::kSplitPreviousBlock) early(l + 1, 2, 0, ids);
-        if (sc_.transfers == TransferSchedule::kAfterDispatch) {
-          Transfers(d, l, 1, 0, std::vector<TaskId>(n_, -1), arrived[l]);
-        }
-        for (int r = 0; r < n_; ++r) {
-          std::vector<TaskId> deps = arrived[l][r];
-          deps.push_back(ids[r]);
-          const double tokens = d.padded_capacity > 0
-                                    ? d.padded_capacity * n_ * st_.experts_per_rank
-                                    : Received(d, r, -1) + d.replica_tokens[r];
-          after[r] = Experts(r, tokens, d.weight_sets[r], false, ln + "/experts", deps);
-        }
-        std::vector<TaskId> back =
-            AllToAll(d, true, -1, ln + "/combine", Phase::kCommunication, after);
-        if (sc_.transfers == TransferSchedule::kSplitPreviousBlock) early(l + 1, 2, 1, back);
-        last = back;
-      }
-      for (int r = 0; r < n_; ++r) {
-        expert_fwd_end[l][r] = after[r];
-        last[r] = Dense(r, parts.post, false, ln + "/post", last[r]);
-        const double tokens = d.ComputedTokens()[r];
-        const double saved =
-            parts.activation_bytes + tokens * (st_.hidden + 2 * st_.ffn_hidden) * e;
-        // Replica weights and their gradients live from the layer's forward to its reduce.
-        const double copies = (d.weight_sets[r] - st_.experts_per_rank) * 2 * st_.expert_params * e;
-        TaskPlace at{r, compute_, t, "it" + std::to_string(t) + "/"};
-        AddMemory(g_, at, ln + "/activations", "activations", saved);
-        if (copies > 0) AddMemory(g_, at, ln + "/replicas", "replicas", copies);
-        saved_[l].resize(n_);
-        saved_[l][r] = saved;
-        copies_[l].resize(n_);
-        copies_[l][r] = copies;
-      }
-    }
-    for (int r = 0; r < n_; ++r) {
-      TaskPlace at{r, compute_, t, "it" + std::to_string(t) + "/"};
-      last[r] = AddForward(g_, w.layers.back(), st_.dtype, at, last[r]);
-      last[r] = AddBackward(g_, w.layers.back(), st_.dtype, at, last[r]);
-    }
+    return last;
+  }
 
-    // Backward, last layer first.
-    std::vector<std::vector<TaskId>> ready(n_);  // what Adam on rank r waits for
-    for (int l = L - 1; l >= 0; --l) {
-      const LayerDecision& d = dec_[t][l];
-      const std::string ln = "layer" + std::to_string(l);
-      const MoeLayerParts& parts = st_.parts[l];
-      for (int r = 0; r < n_; ++r) last[r] = Dense(r, parts.post, true, ln + "/post", last[r]);
-      std::vector<TaskId> expert_end(n_);
-      if (groups_ > 1) {
-        std::vector<std::vector<TaskId>> sends;
-        for (int j = 0; j < groups_; ++j) {
-          sends.push_back(AllToAll(d, false, j, ln + "/combine_grad/step" + std::to_string(j),
-                                   Phase::kCommunication, last));
-        }
-        std::vector<std::vector<TaskId>> done(groups_, std::vector<TaskId>(n_));
-        for (int r = 0; r < n_; ++r) {
-          // The shadowed experts' backward first, so that their gradient reduce overlaps the
-          // owners' backward (FasterMoE's backward order).
-          expert_end[r] = Experts(r, d.replica_tokens[r], d.weight_sets[r] - st_.experts_per_rank,
-                                  true, ln + "/experts/shadow", {last[r]});
-        }
-        Aggregate(d, l, expert_end, ready);
-        for (int r = 0; r < n_; ++r) {
-          for (int j = 0; j < groups_; ++j) {
-            done[j][r] = Experts(r, Received(d, r, j), st_.experts_per_rank, true,
-                                 ln + "/experts/step" + std::to_string(j), {sends[j][r]});
-          }
-        }
-        std::vector<TaskId> ids;
-        for (int j = 0; j < groups_; ++j) {
-          ids = AllToAll(d, true, j, ln + "/dispatch_grad/step" + std::to_string(j),
-                         Phase::kCommunication, done[j]);
-        }
-        last = ids;
-      } else {
-        std::vector<TaskId> ids =
-            AllToAll(d, false, -1, ln + "/combine_grad", Phase::kCommunication, last);
-        for (int r = 0; r < n_; ++r) {
-          const double tokens = d.padded_capacity > 0
-                                    ? d.padded_capacity * n_ * st_.experts_per_rank
-                                    : Received(d, r, -1) + d.replica_tokens[r];
-          expert_end[r] = Experts(r, tokens, d.weight_sets[r], true, ln + "/experts", {ids[r]});
-        }
-        Aggregate(d, l, expert_end, ready);
-        if (!sc_.overlap_aggregation) {
-          // The next kernels wait for the reduces (they were issued on the compute stream).
-          for (int r = 0; r < n_; ++r) expert_end[r] = std::max(expert_end[r], agg_last_[r]);
-        }
-        last = AllToAll(d, true, -1, ln + "/dispatch_grad", Phase::kCommunication, expert_end);
-      }
-      for (int r = 0; r < n_; ++r) {
-        last[r] = Dense(r, parts.pre, true, ln + "/pre", last[r]);
-        TaskPlace at{r, compute_, t, "it" + std::to_string(t) + "/"};
-        AddMemory(g_, at, ln + "/activations", "activations", -saved_[l][r]);
-        if (copies_[l][r] > 0) AddMemory(g_, at, ln + "/replicas", "replicas", -copies_[l][r]);
-      }
-      AllReduce(parts.non_expert_params, ln + "/allreduce", last, ready);
-    }
+  // The head's forward and backward.
+  void Head(std::vector<TaskId>& last) {
     for (int r = 0; r < n_; ++r) {
-      TaskPlace at{r, compute_, t, "it" + std::to_string(t) + "/"};
-      last[r] = AddBackward(g_, w.layers.front(), st_.dtype, at, last[r]);
+      last[r] = AddForward(g_, st_.workload.layers.back(), st_.dtype, At(r), last[r]);
+      last[r] = AddBackward(g_, st_.workload.layers.back(), st_.dtype, At(r), last[r]);
     }
-    AllReduce(w.layers.front().params + w.layers.back().params, "embedding/allreduce", last, ready);
+  }
+
+  // The embedding's backward, the all-reduce of its and the head's gradients, and Adam.
+  void Step(std::vector<TaskId>& last) {
+    const Workload& w = st_.workload;
+    for (int r = 0; r < n_; ++r) {
+      last[r] = AddBackward(g_, w.layers.front(), st_.dtype, At(r), last[r]);
+    }
+    AllReduce(w.layers.front().params + w.layers.back().params, "embedding/allreduce", last);
     for (int r = 0; r < n_; ++r) {
       Task step =
           AdamStepTask(st_.non_expert_params + st_.experts_per_rank * st_.expert_params, st_.dtype);
       step.rank = r;
       step.stream = compute_;
-      step.iteration = t;
-      step.name = "it" + std::to_string(t) + "/adam";
-      step.deps = ready[r];
+      step.iteration = it_;
+      step.name = "it" + std::to_string(it_) + "/adam";
+      step.deps = adam_deps_[r];
       step.deps.push_back(last[r]);
       prev_adam_[r] = g_.Add(std::move(step));
     }
   }
 
-  void AllReduce(double params, const std::string& name, const std::vector<TaskId>& deps,
-                 std::vector<std::vector<TaskId>>& ready) {
+  // Layer l's forward: pre, dispatch, experts, combine, post; allocates what it saves.
+  void ForwardLayer(int l, std::vector<TaskId>& last) {
+    const LayerDecision& d = dec_[it_][l];
+    const std::string ln = LayerName(l);
+    const MoeLayerParts& parts = st_.parts[l];
+    const double e = BytesPerElement(st_.dtype);
+    TransfersAt(TransferPoint::kLayerStart, l, last);
+    for (int r = 0; r < n_; ++r) last[r] = Dense(r, parts.pre, false, ln + "/pre", last[r]);
+    TransfersAt(TransferPoint::kBeforeDispatch, l, last);
+    if (sc_.transfers == TransferSchedule::kBeforeDispatch) {
+      // Nothing hides the broadcasts: the dispatch waits for them.
+      for (int r = 0; r < n_; ++r) {
+        for (TaskId a : arrived_[l][r]) last[r] = std::max(last[r], a);
+      }
+    }
+    if (groups_ > 1) {
+      PairwiseExpertsForward(d, l, last);
+    } else {
+      ExpertsForward(d, l, last);
+    }
+    for (int r = 0; r < n_; ++r) {
+      last[r] = Dense(r, parts.post, false, ln + "/post", last[r]);
+      const double tokens = d.ComputedTokens()[r];
+      const double saved = parts.activation_bytes + tokens * (st_.hidden + 2 * st_.ffn_hidden) * e;
+      // Replica weights and their gradients live from the layer's forward to its reduce.
+      const double copies = (d.weight_sets[r] - st_.experts_per_rank) * 2 * st_.expert_params * e;
+      AddMemory(g_, At(r), ln + "/activations", "activations", saved);
+      if (copies > 0) AddMemory(g_, At(r), ln + "/replicas", "replicas", copies);
+      saved_[l].resize(n_);
+      saved_[l][r] = saved;
+      copies_[l].resize(n_);
+      copies_[l][r] = copies;
+    }
+  }
+
+  // Layer l's backward, last[] entering at its post: post, combine's gradient, experts,
+  // replicas' gradient reduces, dispatch's gradient, pre; frees what the forward saved and
+  // all-reduces the non-expert gradients.
+  void BackwardLayer(int l, std::vector<TaskId>& last) {
+    const LayerDecision& d = dec_[it_][l];
+    const std::string ln = LayerName(l);
+    const MoeLayerParts& parts = st_.parts[l];
+    for (int r = 0; r < n_; ++r) last[r] = Dense(r, parts.post, true, ln + "/post", last[r]);
+    if (groups_ > 1) {
+      PairwiseExpertsBackward(d, l, last);
+    } else {
+      ExpertsBackward(d, l, last);
+    }
+    for (int r = 0; r < n_; ++r) {
+      last[r] = Dense(r, parts.pre, true, ln + "/pre", last[r]);
+      AddMemory(g_, At(r), ln + "/activations", "activations", -saved_[l][r]);
+      if (copies_[l][r] > 0) AddMemory(g_, At(r), ln + "/replicas", "replicas", -copies_[l][r]);
+    }
+    AllReduce(parts.non_expert_params, ln + "/allreduce", last);
+  }
+
+  // Tokens rank r's experts compute in one all-to-all: DeepSpeed's padded slots, or what
+  // arrives plus the tokens of the replicas it holds.
+  double ExpertTokens(const LayerDecision& d, int r) const {
+    return d.padded_capacity > 0 ? d.padded_capacity * n_ * st_.experts_per_rank
+                                 : Received(d, r, -1) + d.replica_tokens[r];
+  }
+
+  // One dispatch all-to-all, the experts, one combine all-to-all.
+  void ExpertsForward(const LayerDecision& d, int l, std::vector<TaskId>& last) {
+    const std::string ln = LayerName(l);
+    const std::vector<TaskId> ids =
+        AllToAll(d, false, -1, ln + "/dispatch", Phase::kCommunication, last);
+    TransfersAt(TransferPoint::kAfterDispatch, l, ids);
+    std::vector<TaskId> after(n_);
+    for (int r = 0; r < n_; ++r) {
+      std::vector<TaskId> deps = arrived_[l][r];
+      deps.push_back(ids[r]);
+      after[r] = Experts(r, ExpertTokens(d, r), d.weight_sets[r], false, ln + "/experts", deps);
+    }
+    last = AllToAll(d, true, -1, ln + "/combine", Phase::kCommunication, after);
+    TransfersAt(TransferPoint::kAfterCombine, l, last);
+  }
+
+  // FasterMoE: S_0..S_{n-1}; C_j after S_j; shadow broadcasts; shadow compute; R_j.
+  void PairwiseExpertsForward(const LayerDecision& d, int l, std::vector<TaskId>& last) {
+    const std::string ln = LayerName(l);
+    const std::vector<std::vector<TaskId>> sends = PairwiseSteps(d, false, ln + "/dispatch", last);
+    TransfersAt(TransferPoint::kAfterDispatch, l, sends.back());
+    std::vector<std::vector<TaskId>> done(groups_, std::vector<TaskId>(n_));
+    std::vector<TaskId> shadow(n_);
+    for (int r = 0; r < n_; ++r) {
+      StepExperts(d, r, false, ln, sends, done);
+      std::vector<TaskId> deps = arrived_[l][r];
+      deps.push_back(done[groups_ - 1][r]);
+      shadow[r] = Experts(r, d.replica_tokens[r], d.weight_sets[r] - st_.experts_per_rank, false,
+                          ln + "/experts/shadow", deps);
+    }
+    std::vector<TaskId> combined;
+    for (int j = 0; j < groups_; ++j) {
+      combined = AllToAll(d, true, j, ln + "/combine/step" + std::to_string(j),
+                          Phase::kCommunication, done[j]);
+    }
+    TransfersAt(TransferPoint::kAfterCombine, l, combined);
+    for (int r = 0; r < n_; ++r) last[r] = std::max(shadow[r], combined[r]);
+  }
+
+  void ExpertsBackward(const LayerDecision& d, int l, std::vector<TaskId>& last) {
+    const std::string ln = LayerName(l);
+    const std::vector<TaskId> ids =
+        AllToAll(d, false, -1, ln + "/combine_grad", Phase::kCommunication, last);
+    std::vector<TaskId> expert_end(n_);
+    for (int r = 0; r < n_; ++r) {
+      expert_end[r] =
+          Experts(r, ExpertTokens(d, r), d.weight_sets[r], true, ln + "/experts", {ids[r]});
+    }
+    Aggregate(d, l, expert_end);
+    if (!sc_.overlap_aggregation) {
+      // The next kernels wait for the reduces (they were issued on the compute stream).
+      for (int r = 0; r < n_; ++r) expert_end[r] = std::max(expert_end[r], agg_last_[r]);
+    }
+    last = AllToAll(d, true, -1, ln + "/dispatch_grad", Phase::kCommunication, expert_end);
+  }
+
+  void PairwiseExpertsBackward(const LayerDecision& d, int l, std::vector<TaskId>& last) {
+    const std::string ln = LayerName(l);
+    const std::vector<std::vector<TaskId>> sends =
+        PairwiseSteps(d, false, ln + "/combine_grad", last);
+    // The shadowed experts' backward first, so that their gradient reduce overlaps the owners'
+    // backward (FasterMoE's backward order).
+    std::vector<TaskId> shadow(n_);
+    for (int r = 0; r < n_; ++r) {
+      shadow[r] = Experts(r, d.replica_tokens[r], d.weight_sets[r] - st_.experts_per_rank, true,
+                          ln + "/experts/shadow", {last[r]});
+    }
+    Aggregate(d, l, shadow);
+    std::vector<std::vector<TaskId>> done(groups_, std::vector<TaskId>(n_));
+    for (int r = 0; r < n_; ++r) StepExperts(d, r, true, ln, sends, done);
+    for (int j = 0; j < groups_; ++j) {
+      last = AllToAll(d, true, j, ln + "/dispatch_grad/step" + std::to_string(j),
+                      Phase::kCommunication, done[j]);
+    }
+  }
+
+  // The pairwise steps of an all-to-all, every member after deps[rank]; ids per step.
+  std::vector<std::vector<TaskId>> PairwiseSteps(const LayerDecision& d, bool transpose,
+                                                 const std::string& name,
+                                                 const std::vector<TaskId>& deps) {
+    std::vector<std::vector<TaskId>> steps;
+    for (int j = 0; j < groups_; ++j) {
+      steps.push_back(AllToAll(d, transpose, j, name + "/step" + std::to_string(j),
+                               Phase::kCommunication, deps));
+    }
+    return steps;
+  }
+
+  // Rank r's own experts over each pairwise step's tokens, step j after sends[j][r].
+  void StepExperts(const LayerDecision& d, int r, bool backward, const std::string& ln,
+                   const std::vector<std::vector<TaskId>>& sends,
+                   std::vector<std::vector<TaskId>>& done) {
+    for (int j = 0; j < groups_; ++j) {
+      done[j][r] = Experts(r, Received(d, r, j), st_.experts_per_rank, backward,
+                           ln + "/experts/step" + std::to_string(j), {sends[j][r]});
+    }
+  }
+
+  void AllReduce(double params, const std::string& name, const std::vector<TaskId>& deps) {
     if (params <= 0) return;
     Collective c;
     c.kind = CollectiveKind::kAllReduce;
@@ -427,13 +491,12 @@ class Builder {
     std::vector<TaskId> ids = g_.AddCollective(c, member);
     for (int r = 0; r < n_; ++r) {
       g_.AddDep(ids[r], deps[r]);
-      ready[r].push_back(ids[r]);
+      adam_deps_[r].push_back(ids[r]);
     }
   }
 
   // Reduces the replicas' gradients of layer l to their owners ("Agg"); frees the copies.
-  void Aggregate(const LayerDecision& d, int l, const std::vector<TaskId>& expert_end,
-                 std::vector<std::vector<TaskId>>& ready) {
+  void Aggregate(const LayerDecision& d, int l, const std::vector<TaskId>& expert_end) {
     agg_last_.assign(n_, -1);
     const double e = BytesPerElement(st_.dtype);
     const int stream = sc_.overlap_aggregation ? placement_ : compute_;
@@ -446,13 +509,13 @@ class Builder {
       c.bytes = st_.expert_params * e;
       c.dtype = st_.dtype;
       Task member = Base(0, stream, Phase::kCommunication,
-                         "layer" + std::to_string(l) + "/agg/expert" + std::to_string(rep.expert));
+                         LayerName(l) + "/agg/expert" + std::to_string(rep.expert));
       member.category = "placement";
       std::vector<TaskId> ids = g_.AddCollective(c, member);
       for (size_t i = 0; i < c.ranks.size(); ++i) {
         const int r = c.ranks[i];
         if (expert_end[r] >= 0) g_.AddDep(ids[i], expert_end[r]);
-        ready[r].push_back(ids[i]);
+        adam_deps_[r].push_back(ids[i]);
         agg_last_[r] = std::max(agg_last_[r], ids[i]);
       }
       if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * rep.holders.size();
@@ -474,6 +537,10 @@ class Builder {
   std::vector<int> all_;
   std::vector<TaskId> prev_adam_;
   std::vector<TaskId> agg_last_;
+  // This iteration's: per layer and rank, the broadcasts the layer's expert compute on that
+  // rank waits for; per rank, what Adam waits for.
+  std::vector<std::vector<std::vector<TaskId>>> arrived_;
+  std::vector<std::vector<TaskId>> adam_deps_;
   std::map<int, std::vector<double>> saved_, copies_;
 };
 
@@ -513,20 +580,21 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
     }
   }
   const double measured = st.iterations - st.warmup;
-  plan.figures["moe.load_std_before"] = cells > 0 ? before / cells : 0;
-  plan.figures["moe.load_std_after"] = cells > 0 ? after / cells : 0;
-  plan.figures["moe.dropped_tokens"] = dropped / measured;
-  plan.figures["moe.replicas"] = replicas / measured;
-  plan.figures["moe.top_k"] = st.top_k;
-  plan.figures["moe.tokens_per_iteration"] = st.tokens_per_rank * st.ranks;
-  plan.figures["moe.transfer_bytes"] = b.transfer_bytes_ / measured;
+  MoeFigures& f = plan.moe.emplace();
+  f.top_k = st.top_k;
+  f.tokens_per_iteration = st.tokens_per_rank * st.ranks;
+  f.load_std_before = cells > 0 ? before / cells : 0;
+  f.load_std_after = cells > 0 ? after / cells : 0;
+  f.dropped_tokens = dropped / measured;
+  f.replicas = replicas / measured;
+  f.transfer_bytes = b.transfer_bytes_ / measured;
   plan.notes.push_back(st.routing_note);
   plan.notes.push_back(std::to_string(st.experts) + " experts over " + std::to_string(st.ranks) +
                        " GPUs" + ", " +
                        Fmt("%.4g M parameters per expert, ", st.expert_params / 1e6) +
                        Fmt("%.0f tokens per GPU per layer", st.tokens_per_rank));
   plan.notes.push_back(Fmt("per-GPU load std (tokens): %.1f routed, %.1f computed",
-                           cells > 0 ? before / cells : 0, cells > 0 ? after / cells : 0));
+                           f.load_std_before, f.load_std_after));
   return plan;
 }
 

@@ -59,10 +59,8 @@ struct MoeSchedule {
   std::string dp_algorithm = "auto";
 };
 
-// decisions[t][l] for every iteration and layer. Fills plan.figures with the MoE figures
-// (docs/moe.md): moe.load_std_before / moe.load_std_after (mean over measured iterations and
-// layers of the per-rank computed-token standard deviation), moe.dropped_tokens,
-// moe.replicas and moe.transfer_bytes (per measured iteration), moe.top_k.
+// decisions[t][l] for every iteration and layer. Fills plan.moe (core/moe_figures.h) over the
+// measured iterations; MoeFigures::baseline is left to the planner.
 Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecision>>& decisions,
                   const MoeSchedule& schedule);
 

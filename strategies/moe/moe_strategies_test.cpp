@@ -87,14 +87,14 @@ TEST(MoeStrategiesTest, PaddedDispatchSendsEqualBlocksAtTheLargestCount) {
     for (int x = 0; x < 8; ++x) max = std::max(max, st.routing.at(0, 0, r, x));
   }
   EXPECT_EQ(a2a[0]->bytes, 8 * max * 256 * 2);
-  EXPECT_EQ(p.figures.at("moe.dropped_tokens"), 0);
+  EXPECT_EQ(p.moe->dropped_tokens, 0);
 }
 
 TEST(MoeStrategiesTest, DropTokensCapsAtCapacity) {
   const Scenario s = TinyMoe();
   const Plan p =
       PlanStrategy(s, SpecOf("ds", "deepspeed-moe", {{"drop_tokens", "true"}, {"skew", "2"}}));
-  EXPECT_GT(p.figures.at("moe.dropped_tokens"), 0);
+  EXPECT_GT(p.moe->dropped_tokens, 0);
   // capacity = ceil(128 / 8 * 1.25) = 20 token slots per (rank, expert) block.
   EXPECT_EQ(Kind(p, CollectiveKind::kAllToAll)[0]->bytes, 8 * 20 * 256 * 2);
 }
@@ -103,9 +103,19 @@ TEST(MoeStrategiesTest, UniformRoutingMovesNoExperts) {
   const Scenario s = TinyMoe();
   for (const char* kind : {"prophet", "pro-prophet"}) {
     const Plan p = PlanStrategy(s, SpecOf("x", kind, {{"routing", "uniform"}}));
-    EXPECT_EQ(p.figures.at("moe.replicas"), 0) << kind;
-    EXPECT_EQ(p.figures.at("moe.transfer_bytes"), 0) << kind;
+    EXPECT_EQ(p.moe->replicas, 0) << kind;
+    EXPECT_EQ(p.moe->transfer_bytes, 0) << kind;
     EXPECT_TRUE(Kind(p, CollectiveKind::kBroadcast).empty()) << kind;
+  }
+}
+
+TEST(MoeStrategiesTest, OnlyDeepSpeedMoeIsTheBaseline) {
+  const Scenario s = TinyMoe();
+  for (const char* kind : {"deepspeed-moe", "fastermoe", "prophet", "pro-prophet"}) {
+    const Plan p = PlanStrategy(s, SpecOf("x", kind, {}));
+    ASSERT_TRUE(p.moe) << kind;
+    EXPECT_EQ(p.moe->baseline, std::string(kind) == "deepspeed-moe") << kind;
+    EXPECT_EQ(p.moe->top_k, s.model.top_k) << kind;
   }
 }
 
@@ -113,8 +123,8 @@ TEST(MoeStrategiesTest, SkewedRoutingIsBalanced) {
   const Scenario s = TinyMoe();
   for (const char* kind : {"fastermoe", "prophet", "pro-prophet"}) {
     const Plan p = PlanStrategy(s, SpecOf("x", kind, {{"skew", "2"}, {"drift", "0"}}));
-    EXPECT_GT(p.figures.at("moe.replicas"), 0) << kind;
-    EXPECT_LT(p.figures.at("moe.load_std_after"), p.figures.at("moe.load_std_before")) << kind;
+    EXPECT_GT(p.moe->replicas, 0) << kind;
+    EXPECT_LT(p.moe->load_std_after, p.moe->load_std_before) << kind;
     EXPECT_FALSE(Kind(p, CollectiveKind::kBroadcast).empty()) << kind;
     EXPECT_FALSE(Kind(p, CollectiveKind::kReduce).empty()) << kind;
   }

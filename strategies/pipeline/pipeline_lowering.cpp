@@ -1,0 +1,433 @@
+#include "strategies/pipeline/pipeline_lowering.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "models/memory.h"
+#include "strategies/pipeline/pipeline.h"
+
+namespace stratasim {
+namespace {
+
+std::string Str(int n) { return std::to_string(n); }
+
+}  // namespace
+
+PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Workload w,
+                                   std::vector<Workload> per_stage, std::vector<int> bounds)
+    : s_(s),
+      o_(o),
+      tr_(s.training),
+      gpus_(s.cluster.NumGpus()),
+      p_(o.p),
+      t_(o.t),
+      d_(o.d),
+      v_(o.v),
+      m_(o.m),
+      chunks_(o.p * o.v),
+      layout_{o.t, o.p, o.d, o.order},
+      w_(std::move(w)),
+      per_stage_(std::move(per_stage)),
+      bounds_(std::move(bounds)),
+      two_bw_(o.schedule == "pipedream_2bw"),
+      gather_(o.t > 1 && !o.sp && o.scatter_gather),
+      send_fraction_(gather_ ? 1.0 / o.t : 1.0),
+      grad_bytes_(TrainingBytesPerParam(s.training.precision)),
+      overlap_(o.dp_overlap && o.d > 1),
+      chunk_params_(chunks_, 0),
+      into_bytes_(chunks_, 0),
+      stage_params_(o.p, 0),
+      plan_(NewPlan(s, gpus_)),
+      g_(plan_.graph),
+      streams_(OpenStreams(g_)),
+      em_(g_, s.training.precision, streams_.compute, o.sp,
+          static_cast<double>(s.training.micro_batch) * s.model.sequence * s.model.hidden *
+              BytesPerElement(s.training.precision)),
+      cur_(gpus_, -1) {
+  const double fallback_bytes =
+      tr_.micro_batch * w_.tokens_per_sample * s.model.hidden * BytesPerElement(tr_.precision);
+  for (int j = 0; j < chunks_; ++j) {
+    for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) chunk_params_[j] += w_.layers[i].params;
+    const double in = w_.layers[bounds_[j]].input_bytes;
+    into_bytes_[j] = in > 0 ? in : fallback_bytes;
+  }
+  for (int j = 0; j < chunks_; ++j) stage_params_[j % p_] += chunk_params_[j];
+  plan_.samples_per_iteration = static_cast<double>(m_) * tr_.micro_batch * d_;
+  plan_.tokens_per_sample = w_.tokens_per_sample;
+}
+
+Plan PipelineLowering::NewPlan(const Scenario& s, int gpus) {
+  Plan plan;
+  plan.graph = TaskGraph(gpus);
+  if (s.simulation.max_tasks > 0) plan.graph.SetTaskLimit(s.simulation.max_tasks);
+  return plan;
+}
+
+PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g) {
+  Streams st;
+  st.compute = g.Stream("compute");
+  st.fwd_send = g.Stream("p2p_fwd_send");
+  st.fwd_recv = g.Stream("p2p_fwd_recv");
+  st.bwd_send = g.Stream("p2p_bwd_send");
+  st.bwd_recv = g.Stream("p2p_bwd_recv");
+  st.dp = g.Stream("dp");
+  return st;
+}
+
+Plan PipelineLowering::Lower() {
+  MapRanksToStages();
+  DecideFolding();
+  AddStageModelStates();
+  MakeChunkBuckets();
+  const int iterations = tr_.warmup_iterations + tr_.measured_iterations;
+  const int rounds = two_bw_ ? 1 : iterations;
+  for (int round = 0; round < rounds; ++round) {
+    StartRound(round);
+    EmitRound();
+  }
+  plan_.fold = DescribeFold(folding_, gpus_);
+  AddNotes();
+  return std::move(plan_);
+}
+
+void PipelineLowering::MapRanksToStages() {
+  plan_.rank_stage.assign(gpus_, 0);
+  for (int r = 0; r < d_; ++r) {
+    for (int st = 0; st < p_; ++st) {
+      for (int x = 0; x < t_; ++x) plan_.rank_stage[layout_.Rank(r, st, x)] = st;
+    }
+  }
+}
+
+void PipelineLowering::DecideFolding() {
+  // Replicas are blocks of t x p consecutive ranks only in rank order tpd.
+  folding_ = DecideFold(s_, ReplicaLayout{d_, t_ * p_, t_});
+  if (folding_.fold && o_.order != "tpd") {
+    folding_ = FoldDecision{false, d_, 0, "rank order " + o_.order + " interleaves the replicas"};
+  }
+  fold_ = folding_.fold;
+  emitted_ = folding_.block_replicas;
+  block_ = folding_.block_gpus;
+  // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
+  if (fold_) g_.SetFold(FoldRepresentatives(gpus_, block_));
+}
+
+void PipelineLowering::AddStageModelStates() {
+  for (int r = 0; r < emitted_; ++r) {
+    for (int st = 0; st < p_; ++st) {
+      for (int x = 0; x < t_; ++x) {
+        TaskPlace at{layout_.Rank(r, st, x), streams_.compute, 0, ""};
+        AddModelStates(g_, at, stage_params_[st], tr_.precision);
+        if (two_bw_) {
+          // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
+          AddMemory(g_, at, "weights_stashed", "weights",
+                    AdamStateBytes(stage_params_[st], tr_.precision).weights);
+        }
+      }
+    }
+  }
+}
+
+void PipelineLowering::MakeChunkBuckets() {
+  chunk_buckets_.assign(chunks_, {});
+  for (int j = 0; j < chunks_; ++j) {
+    const std::vector<LayerCost> part(w_.layers.begin() + bounds_[j],
+                                      w_.layers.begin() + bounds_[j + 1]);
+    chunk_buckets_[j] = MakeGradientBuckets(part, grad_bytes_, o_.bucket_cap);
+    for (GradientBucket& b : chunk_buckets_[j]) b.ready_after_layer += bounds_[j];
+  }
+}
+
+std::vector<PipelineLowering::Item> PipelineLowering::StageItems(int st, int round) const {
+  std::vector<Item> items;
+  std::map<std::pair<int, int>, size_t> last_bwd;  // (iteration, chunk) -> index
+  for (const PipelineOp& op : PipelineSchedule(o_.schedule, p_, st, seq_, v_)) {
+    const int iteration = two_bw_ ? op.micro_batch / m_ : round;
+    if (!op.forward) last_bwd[{iteration, op.chunk}] = items.size();
+    items.push_back(
+        {op.forward ? Item::kForward : Item::kBackward, op.micro_batch, op.chunk, iteration});
+    if (two_bw_ && !op.forward && op.micro_batch % m_ == m_ - 1) {
+      items.push_back({Item::kStep, 0, 0, iteration});
+    }
+  }
+  for (const auto& [key, index] : last_bwd) items[index].last_backward = true;
+  if (!two_bw_) items.push_back({Item::kStep, 0, 0, round});
+  return items;
+}
+
+void PipelineLowering::StartRound(int round) {
+  const int iterations = tr_.warmup_iterations + tr_.measured_iterations;
+  seq_ = two_bw_ ? m_ * iterations : m_;
+  lanes_.assign(static_cast<size_t>(emitted_) * p_, {});
+  for (int st = 0; st < p_; ++st) {
+    const std::vector<Item> items = StageItems(st, round);
+    for (int r = 0; r < emitted_; ++r) lanes_[r * p_ + st] = items;
+  }
+  next_.assign(lanes_.size(), 0);
+  lane_last_.assign(lanes_.size() * t_, -1);
+  const size_t slots = static_cast<size_t>(d_) * seq_ * chunks_;
+  act_in_.assign(slots * t_, -1);
+  grad_in_.assign(slots * t_, -1);
+  grads_.clear();
+  dp_members_.assign(gpus_, {});
+  after_of_.assign(gpus_, -1);
+}
+
+void PipelineLowering::EmitRound() {
+  bool done = false;
+  while (!done) {
+    done = true;
+    bool progress = false;
+    for (int lane = 0; lane < static_cast<int>(lanes_.size()); ++lane) {
+      while (next_[lane] < lanes_[lane].size() && Ready(lane)) {
+        Emit(lane);
+        progress = true;
+      }
+      if (next_[lane] < lanes_[lane].size()) done = false;
+    }
+    if (!done && !progress) throw Error("pipeline schedule " + o_.schedule + " deadlocked");
+  }
+}
+
+bool PipelineLowering::Ready(int lane) const {
+  const Item& it = lanes_[lane][next_[lane]];
+  const int r = lane / p_, st = lane % p_, j = it.chunk * p_ + st;
+  if (it.kind == Item::kForward) return j == 0 || act_in_[Slot(r, it.micro_batch, j, 0)] >= 0;
+  if (it.kind == Item::kBackward) {
+    return j == chunks_ - 1 || grad_in_[Slot(r, it.micro_batch, j, 0)] >= 0;
+  }
+  for (int q = 0; q < emitted_; ++q) {  // the step waits for every replica of the stage
+    const int other = q * p_ + st;
+    if (next_[other] >= lanes_[other].size()) return false;
+    const Item& oi = lanes_[other][next_[other]];
+    if (oi.kind != Item::kStep || oi.iteration != it.iteration) return false;
+  }
+  return true;
+}
+
+void PipelineLowering::Emit(int lane) {
+  const Item& it = lanes_[lane][next_[lane]];
+  if (it.kind == Item::kStep) {
+    EmitStep(lane % p_, it.iteration);  // advances every replica's lane of the stage
+    return;
+  }
+  if (it.kind == Item::kForward) {
+    EmitForward(lane, it);
+  } else {
+    EmitBackward(lane, it);
+  }
+  ++next_[lane];
+}
+
+PipelineLowering::Place PipelineLowering::PlaceOf(int lane, const Item& it) const {
+  Place pl;
+  pl.replica = lane / p_;
+  pl.stage = lane % p_;
+  pl.chunk = it.chunk * p_ + pl.stage;
+  const std::string prefix = "it" + Str(it.iteration) + "/mb" + Str(it.micro_batch) + "/" +
+                             (v_ > 1 ? "c" + Str(it.chunk) + "/" : "");
+  pl.at = TaskPlace{layout_.Rank(pl.replica, pl.stage, 0), streams_.compute, it.iteration, prefix};
+  pl.groups = {layout_.TensorGroup(pl.replica, pl.stage)};
+  return pl;
+}
+
+void PipelineLowering::EmitForward(int lane, const Item& it) {
+  const Place pl = PlaceOf(lane, it);
+  const int r = pl.replica, st = pl.stage, j = pl.chunk;
+  const std::vector<int>& group = pl.groups.front();
+  const std::vector<LayerCost>& layers = LayersOf(st);
+  if (j == 0) {
+    for (int x : group) cur_[x] = -1;
+  } else {
+    Receive(group, act_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j], pl.at, "activation");
+  }
+  for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
+    em_.Forward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
+  }
+  if (j + 1 < chunks_) {
+    Transfer(r, st, (j + 1) % p_, into_bytes_[j + 1], true, "activation", pl.at, act_in_,
+             Slot(r, it.micro_batch, j + 1, 0));
+  }
+}
+
+void PipelineLowering::EmitBackward(int lane, const Item& it) {
+  const Place pl = PlaceOf(lane, it);
+  const int r = pl.replica, st = pl.stage, j = pl.chunk;
+  const std::vector<int>& group = pl.groups.front();
+  const std::vector<LayerCost>& layers = LayersOf(st);
+  if (j == chunks_ - 1) {
+    for (int x : group) cur_[x] = -1;
+  } else {
+    Receive(group, grad_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j + 1], pl.at, "gradient");
+  }
+  const int n_layers = bounds_[j + 1] - bounds_[j];
+  std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * t_, -1);
+  for (int i = bounds_[j + 1] - 1; i >= bounds_[j]; --i) {
+    em_.Backward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
+    for (int x = 0; x < t_; ++x) ready_after[(i - bounds_[j]) * t_ + x] = cur_[group[x]];
+  }
+  for (int x = 0; x < t_; ++x) lane_last_[lane * t_ + x] = cur_[group[x]];
+  if (j > 0) {
+    Transfer(r, st, (j - 1) % p_, into_bytes_[j], false, "gradient", pl.at, grad_in_,
+             Slot(r, it.micro_batch, j - 1, 0));
+  }
+  if (overlap_ && it.last_backward) GradientsFinal(r, st, j, it.iteration, std::move(ready_after));
+}
+
+void PipelineLowering::GradientsFinal(int r, int st, int j, int iteration,
+                                      std::vector<TaskId> ready_after) {
+  auto& per_replica = grads_[{st, j, iteration}];
+  per_replica.resize(emitted_);
+  per_replica[r] = std::move(ready_after);
+  bool all = true;
+  for (const auto& ready_of : per_replica) all = all && !ready_of.empty();
+  if (all) {
+    ReduceChunk(st, j, iteration, per_replica);
+    grads_.erase({st, j, iteration});
+  }
+}
+
+void PipelineLowering::EmitStep(int st, int iteration) {
+  // The flush reached on every replica of this stage: without overlap, one gradient
+  // all-reduce of the whole stage per tensor index; then every replica's Adam step.
+  if (d_ > 1 && !overlap_) {
+    for (int x = 0; x < t_; ++x) {
+      std::vector<TaskId> after(d_);
+      for (int q = 0; q < d_; ++q)
+        after[q] = q < emitted_ ? lane_last_[(q * p_ + st) * t_ + x] : -1;
+      AllReduce(layout_.DataGroup(st, x), stage_params_[st] * grad_bytes_, iteration,
+                "it" + Str(iteration) + "/allreduce/stage" + Str(st), after);
+    }
+  }
+  for (int q = 0; q < emitted_; ++q) {
+    const int other = q * p_ + st;
+    for (int x = 0; x < t_; ++x) {
+      const int rank = layout_.Rank(q, st, x);
+      Task step = AdamStepTask(stage_params_[st], tr_.precision);
+      step.rank = rank;
+      step.stream = streams_.compute;
+      step.iteration = iteration;
+      step.name = "it" + Str(iteration) + "/adam";
+      step.deps = dp_members_[rank];
+      dp_members_[rank].clear();
+      if (lane_last_[other * t_ + x] >= 0) step.deps.push_back(lane_last_[other * t_ + x]);
+      lane_last_[other * t_ + x] = g_.Add(std::move(step));
+    }
+    ++next_[other];
+  }
+}
+
+void PipelineLowering::Transfer(int r, int from, int to, double bytes, bool forward,
+                                const std::string& what, const TaskPlace& at,
+                                std::vector<TaskId>& into, size_t first_slot) {
+  for (int x = 0; x < t_; ++x) {
+    Task send, recv;
+    send.iteration = recv.iteration = at.iteration;
+    send.phase = recv.phase = Phase::kCommunication;
+    send.category = recv.category = "pp";
+    send.stream = forward ? streams_.fwd_send : streams_.bwd_send;
+    recv.stream = forward ? streams_.fwd_recv : streams_.bwd_recv;
+    send.rank = layout_.Rank(r, from, x);
+    recv.rank = layout_.Rank(r, to, x);
+    send.name = Name::Join(at.prefix, "send_" + what);
+    recv.name = Name::Join(at.prefix, "recv_" + what);
+    send.deps = {cur_[send.rank]};
+    const auto [s_id, r_id] =
+        g_.AddTransfer(send.rank, recv.rank, bytes * send_fraction_, send, recv);
+    into[first_slot + x] = r_id;
+    // The folded replicas' copies of a transfer that leaves its server.
+    if (!fold_ || ServerOf(send.rank) == ServerOf(recv.rank)) continue;
+    for (int q = r + emitted_; q < d_; q += emitted_) {
+      send.rank = layout_.Rank(q, from, x);
+      recv.rank = layout_.Rank(q, to, x);
+      send.deps = {};
+      const auto [ms, mr] =
+          g_.AddTransfer(send.rank, recv.rank, bytes * send_fraction_, send, recv);
+      // Its counterpart: the block-0 transfer at the same position, replica q mod emitted.
+      g_.SetMirror(ms, s_id);
+      g_.SetMirror(mr, r_id);
+    }
+  }
+}
+
+void PipelineLowering::Receive(const std::vector<int>& group, const std::vector<TaskId>& from,
+                               size_t first_slot, double bytes, const TaskPlace& at,
+                               const std::string& what) {
+  for (int x = 0; x < t_; ++x) cur_[group[x]] = from[first_slot + x];
+  if (!gather_) return;
+  const std::vector<TaskId> member_of =
+      AddGroupCollectives(g_, {group}, CollectiveKind::kAllGather, bytes, tr_.precision,
+                          streams_.compute, at.iteration, at.prefix + "gather_" + what, cur_, "pp");
+  for (int x : group) cur_[x] = member_of[x];
+}
+
+void PipelineLowering::AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
+                                 const std::string& name, const std::vector<TaskId>& after) {
+  for (size_t q = 0; q < ranks.size(); ++q) after_of_[ranks[q]] = after[q];
+  const std::vector<TaskId> member_of =
+      AddGroupCollectives(g_, {ranks}, CollectiveKind::kAllReduce, bytes, tr_.precision,
+                          streams_.dp, iteration, name, after_of_);
+  for (int r : ranks) {
+    if (fold_ && r >= block_) {
+      g_.SetMirror(member_of[r], member_of[r % block_]);
+    } else {
+      dp_members_[r].push_back(member_of[r]);
+    }
+  }
+}
+
+void PipelineLowering::ReduceChunk(int st, int j, int iteration,
+                                   const std::vector<std::vector<TaskId>>& ready_by_replica) {
+  const int first = bounds_[j];
+  for (size_t k = 0; k < chunk_buckets_[j].size(); ++k) {
+    const GradientBucket& b = chunk_buckets_[j][k];
+    for (int x = 0; x < t_; ++x) {
+      std::vector<TaskId> after(d_);
+      for (int q = 0; q < d_; ++q) {
+        after[q] = q < emitted_ ? ready_by_replica[q][(b.ready_after_layer - first) * t_ + x] : -1;
+      }
+      AllReduce(layout_.DataGroup(st, x), b.params * grad_bytes_, iteration,
+                "it" + Str(iteration) + "/allreduce/chunk" + Str(j) + "/bucket" + Str(k), after);
+    }
+  }
+}
+
+void PipelineLowering::AddNotes() {
+  std::string split;
+  for (int j = 0; j < chunks_; ++j) split += (j ? "," : "") + Str(bounds_[j + 1] - bounds_[j]);
+  std::string shape = Str(p_) + " stages x " + Str(d_) + " data-parallel replica(s)";
+  if (t_ > 1) {
+    shape = "tensor " + Str(t_) + (o_.sp ? " (sequence parallel)" : "") + " x " + shape +
+            ", rank order " + o_.order;
+  }
+  plan_.notes.push_back(shape + ", schedule " + o_.schedule +
+                        (v_ > 1 ? " with " + Str(v_) + " virtual stages" : "") + ", " + Str(m_) +
+                        " micro-batch(es) of " + Str(tr_.micro_batch));
+  plan_.notes.push_back("workload layers per " + std::string(v_ > 1 ? "chunk" : "stage") + ": " +
+                        split + "; " + FormatBytes(into_bytes_[chunks_ - 1] * send_fraction_) +
+                        " sent per GPU per boundary per micro-batch" +
+                        (gather_ ? " (scatter/gather)" : ""));
+  if (d_ > 1) {
+    plan_.notes.push_back(overlap_ ? "gradient all-reduce per bucket overlapped with the last "
+                                     "backward of each stage"
+                                   : "gradient all-reduce per stage after the flush");
+  }
+  char bubble[120];
+  std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",
+                (p_ - 1.0) / (static_cast<double>(v_) * m_ + p_ - 1));
+  if (!two_bw_) plan_.notes.push_back(bubble);
+}
+
+const std::vector<LayerCost>& PipelineLowering::LayersOf(int st) const {
+  return per_stage_.empty() ? w_.layers : per_stage_[st].layers;
+}
+
+int PipelineLowering::ServerOf(int rank) const { return s_.cluster.Locate(rank).server; }
+
+size_t PipelineLowering::Slot(int r, int mb, int j, int x) const {
+  return ((static_cast<size_t>(r) * seq_ + mb) * chunks_ + j) * t_ + x;
+}
+
+}  // namespace stratasim

@@ -1,0 +1,173 @@
+// Lowers one pipeline configuration (stages of tensor-parallel groups, replicated for data
+// parallelism; strategies/pipeline/pipeline.h documents the options and what is modelled) to a
+// TaskGraph, following each stage's schedule (PipelineSchedule).
+//
+// The lowering walks every (replica, stage) lane's work list and emits, in passes over the lanes,
+// the next item of every lane whose inputs exist: a forward once the previous chunk's activation
+// was received, a backward once the next chunk's gradient was, the optimizer step once every
+// replica of the stage reached it. Emission therefore follows the data, not a global clock, and
+// a schedule that can never make progress is reported as a deadlock.
+#ifndef STRATASIM_STRATEGIES_PIPELINE_PIPELINE_LOWERING_H_
+#define STRATASIM_STRATEGIES_PIPELINE_PIPELINE_LOWERING_H_
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/workload.h"
+#include "strategies/fold.h"
+#include "strategies/gradient_buckets.h"
+#include "strategies/layer_tasks.h"
+#include "strategies/parallel_layout.h"
+#include "strategies/plan.h"
+#include "strategies/tensor/tp_layer.h"
+
+namespace stratasim {
+
+// The pipeline's shape and settings as PlanPipeline read and checked them from the options
+// PipelineOptions() declares (strategies/pipeline/pipeline.h).
+struct PipelineShape {
+  int p = 0, t = 1, d = 1, v = 1, m = 0;
+  std::string schedule, partition, order;
+  bool sp = false, scatter_gather = true, dp_overlap = true;
+  double bucket_cap = 0;
+  std::vector<Recompute> recompute;  // per stage; empty: the model's choice
+};
+
+class PipelineLowering {
+ public:
+  // `w`: the workload one GPU of a stage runs, with the model's recomputation; `per_stage`:
+  // one workload per stage when the options choose recomputation per stage, else empty.
+  // `bounds`: the index in w.layers of each of the p x v chunks' first layer, followed by
+  // w.layers.size(). `s` must outlive the lowering.
+  PipelineLowering(const Scenario& s, const PipelineShape& o, Workload w,
+                   std::vector<Workload> per_stage, std::vector<int> bounds);
+  PipelineLowering(const PipelineLowering&) = delete;
+  PipelineLowering& operator=(const PipelineLowering&) = delete;
+
+  // The plan of warm-up + measured iterations. Call once. Throws stratasim::Error when the
+  // schedule deadlocks.
+  Plan Lower();
+
+ private:
+  // One entry of a lane's (replica's stage's) work list: a forward, a backward, or the
+  // optimizer step that ends batch `iteration`.
+  struct Item {
+    enum Kind { kForward, kBackward, kStep } kind = kForward;
+    int micro_batch = 0;  // index within the emitted sequence (spans batches for 2BW)
+    int chunk = 0;
+    int iteration = 0;
+    bool last_backward = false;  // the batch's last backward of this chunk: its gradients are final
+  };
+  // Where a forward or backward runs: its lane's replica and stage, its global chunk, the
+  // tensor group (the only one in `groups`) and the place (first rank, compute stream,
+  // iteration, name prefix) of its tasks.
+  struct Place {
+    int replica = 0, stage = 0, chunk = 0;
+    TaskPlace at;
+    std::vector<std::vector<int>> groups;
+  };
+  struct Streams {
+    int compute, fwd_send, fwd_recv, bwd_send, bwd_recv, dp;
+  };
+
+  static Plan NewPlan(const Scenario& s, int gpus);
+  static Streams OpenStreams(TaskGraph& g);
+
+  // Before the first round: which stage each rank is, the fold, model states, gradient buckets.
+  void MapRanksToStages();
+  void DecideFolding();
+  void AddStageModelStates();
+  void MakeChunkBuckets();
+
+  // One emission round: one per iteration with a flush, one for all iterations with 2BW.
+  void StartRound(int round);
+  std::vector<Item> StageItems(int st, int round) const;
+  void EmitRound();
+  bool Ready(int lane) const;
+  void Emit(int lane);
+  Place PlaceOf(int lane, const Item& it) const;
+  void EmitForward(int lane, const Item& it);
+  void EmitBackward(int lane, const Item& it);
+  void EmitStep(int st, int iteration);
+
+  // Point-to-point transfer of a boundary tensor from every GPU of (r, from) to the GPU of the
+  // same tensor index in (r, to); records the receives in into[first_slot + tensor index].
+  void Transfer(int r, int from, int to, double bytes, bool forward, const std::string& what,
+                const TaskPlace& at, std::vector<TaskId>& into, size_t first_slot);
+  // Sets cur_ of the group's ranks to their received input, all-gathered when scattered.
+  void Receive(const std::vector<int>& group, const std::vector<TaskId>& from, size_t first_slot,
+               double bytes, const TaskPlace& at, const std::string& what);
+  // A data-parallel all-reduce of `ranks`, member q after after[q]; awaited by the next step.
+  void AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
+                 const std::string& name, const std::vector<TaskId>& after);
+  // Replica r's gradients of chunk j are final (ready_after: per layer of the chunk and tensor
+  // index, the task after which they are); all-reduces the chunk once every replica's are.
+  void GradientsFinal(int r, int st, int j, int iteration, std::vector<TaskId> ready_after);
+  // Every replica produced chunk j's final gradients: all-reduce them bucket by bucket.
+  void ReduceChunk(int st, int j, int iteration,
+                   const std::vector<std::vector<TaskId>>& ready_by_replica);
+
+  void AddNotes();
+
+  const std::vector<LayerCost>& LayersOf(int st) const;
+  int ServerOf(int rank) const;
+  // Index of (replica r, micro-batch mb, global chunk j, tensor index x) in act_in_/grad_in_.
+  size_t Slot(int r, int mb, int j, int x) const;
+
+  const Scenario& s_;
+  const PipelineShape o_;
+  const TrainingSpec& tr_;
+  const int gpus_, p_, t_, d_, v_, m_, chunks_;
+  const ParallelLayout layout_;
+  const Workload w_;
+  const std::vector<Workload> per_stage_;  // only with a per-stage recompute choice
+  const std::vector<int> bounds_;
+  const bool two_bw_;
+  // Megatron-LM's scatter/gather optimisation (Narayanan et al. 2021, SC, §4.1): each GPU of
+  // the sending tensor group sends 1/t of the boundary tensor, which the receiving group
+  // all-gathers over its fast links. Sequence parallelism's boundary is already split.
+  const bool gather_;
+  const double send_fraction_;
+  const double grad_bytes_;
+  const bool overlap_;  // per-bucket gradient all-reduces overlapping the backward
+
+  // Per global chunk: parameters and the bytes crossing into it (per GPU of the tensor group
+  // when sequence parallelism already splits them). Per stage: parameters.
+  std::vector<double> chunk_params_, into_bytes_, stage_params_;
+  // Gradient buckets of each chunk (layer indices global), for the overlapped all-reduce.
+  std::vector<std::vector<GradientBucket>> chunk_buckets_;
+
+  // Declared in this order so that the streams are opened on the new graph before the
+  // emitter uses them.
+  Plan plan_;
+  TaskGraph& g_;
+  const Streams streams_;
+  TensorLayerEmitter em_;
+
+  // Folding (strategies/fold.h): replicas [0, emitted_) are planned in full; the others only
+  // as mirrors of the traffic that can meet another block's.
+  FoldDecision folding_;
+  bool fold_ = false;
+  int emitted_ = 0, block_ = 0;
+
+  std::vector<TaskId> cur_;  // per rank: the task the next one follows
+
+  // The current round.
+  int seq_ = 0;  // micro-batches in this round
+  std::vector<std::vector<Item>> lanes_;
+  std::vector<size_t> next_;
+  std::vector<TaskId> lane_last_;  // per lane and tensor index: the lane's last backward kernel
+  std::vector<TaskId> act_in_, grad_in_;  // received activations and gradients, by Slot()
+  // Overlapped data parallelism: per (stage, chunk, iteration), per replica, the task after
+  // which each layer's gradient is final on each tensor index; buckets go out once every
+  // replica has produced them.
+  std::map<std::tuple<int, int, int>, std::vector<std::vector<TaskId>>> grads_;
+  std::vector<std::vector<TaskId>> dp_members_;  // awaited by the rank's next step
+  std::vector<TaskId> after_of_;                 // AllReduce's dependencies, by rank
+};
+
+}  // namespace stratasim
+
+#endif  // STRATASIM_STRATEGIES_PIPELINE_PIPELINE_LOWERING_H_
