@@ -14,31 +14,34 @@ struct Entry {
   Plan (*plan)(const Scenario&, const StrategySpec&);
   const OptionSpecs& (*options)();
   const char* summary;
+  const char* example;  // see StrategyKindInfo
 };
 
 // Every strategy kind: the planner that lowers it, its options and what it is. Adding a kind is
 // one row here (docs/architecture.md, "Adding a thing").
 const Entry kPlanners[] = {
-    {"ddp", PlanDdp, DdpOptions, "data parallel, PyTorch DDP: bucketed, overlapped all-reduce"},
+    {"ddp", PlanDdp, DdpOptions, "data parallel, PyTorch DDP: bucketed, overlapped all-reduce",
+     "{}"},
     {"zero1", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(1); },
-     "ZeRO-1: optimizer states sharded"},
+     "ZeRO-1: optimizer states sharded", "{}"},
     {"zero2", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(2); },
-     "ZeRO-2: optimizer states and gradients sharded"},
+     "ZeRO-2: optimizer states and gradients sharded", "{}"},
     {"zero3", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(3); },
-     "ZeRO-3 / FSDP: weights, gradients and optimizer states sharded; hybrid sharding"},
+     "ZeRO-3 / FSDP: weights, gradients and optimizer states sharded; hybrid sharding", "{}"},
     {"tensor", PlanTensorParallel, TensorParallelOptions,
-     "Megatron-LM tensor parallel (+ sequence parallel) x data parallel"},
+     "Megatron-LM tensor parallel (+ sequence parallel) x data parallel", "{degree: 4}"},
     {"pipeline", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(false); },
-     "pipeline parallel: GPipe, 1F1B, interleaved, PipeDream-2BW"},
+     "pipeline parallel: GPipe, 1F1B, interleaved, PipeDream-2BW", "{stages: 2}"},
     {"3d", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(true); },
-     "Megatron-LM 3D: data x tensor x pipeline"},
+     "Megatron-LM 3D: data x tensor x pipeline", "{tensor: 2, stages: 2, data: 2}"},
     {"deepspeed-moe", PlanDeepSpeedMoe, DeepSpeedMoeOptions,
-     "expert parallel MoE, DeepSpeed-MoE's capacity gate"},
+     "expert parallel MoE, DeepSpeed-MoE's capacity gate", "{}"},
     {"fastermoe", PlanFasterMoe, FasterMoeOptions,
-     "MoE with FasterMoE's dynamic shadowing and smart scheduling"},
-    {"prophet", PlanProphet, ProphetOptions, "MoE with Prophet's fine-grained expert placement"},
+     "MoE with FasterMoE's dynamic shadowing and smart scheduling", "{}"},
+    {"prophet", PlanProphet, ProphetOptions, "MoE with Prophet's fine-grained expert placement",
+     "{}"},
     {"pro-prophet", PlanProProphet, ProProphetOptions,
-     "MoE with Pro-Prophet's planner and block-wise scheduler"},
+     "MoE with Pro-Prophet's planner and block-wise scheduler", "{}"},
 };
 
 }  // namespace
@@ -52,7 +55,7 @@ std::vector<std::string> StrategyKinds() {
 const StrategyKindInfo* FindStrategyKind(const std::string& kind) {
   static const std::vector<StrategyKindInfo> infos = [] {
     std::vector<StrategyKindInfo> v;
-    for (const Entry& e : kPlanners) v.push_back({e.kind, e.summary, e.options()});
+    for (const Entry& e : kPlanners) v.push_back({e.kind, e.summary, e.options(), e.example});
     return v;
   }();
   for (const StrategyKindInfo& i : infos) {

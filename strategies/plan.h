@@ -44,6 +44,9 @@ struct StrategyKindInfo {
   const char* kind;
   const char* summary;
   const OptionSpecs& options;
+  // Options (a YAML flow map) with which the kind plans on a small cluster of 8 GPUs: the
+  // registry's test plans every kind with them.
+  const char* example;
 };
 const StrategyKindInfo* FindStrategyKind(const std::string& kind);
 

@@ -14,8 +14,10 @@
 
 #include "cli/exit_status.h"
 #include "cli/strategies_command.h"
+#include "core/scenario.h"
 #include "core/strategy_options.h"
 #include "strategies/plan.h"
+#include "tests/scenario_text.h"
 
 namespace stratasim {
 namespace {
@@ -108,6 +110,31 @@ TEST(StrategyDocs, EveryDeclaredDefaultIsAValidValue) {
           EXPECT_NO_THROW(r.Text(o.key));
           break;
       }
+    }
+  }
+}
+
+// Every kind plans from a scenario with its registry example: two servers of four A100s, a
+// GPT-2 medium (or, for the kinds that read MoE routing options, a small MoE).
+TEST(StrategyDocs, EveryKindPlansFromAScenario) {
+  for (const std::string& kind : StrategyKinds()) {
+    SCOPED_TRACE(kind);
+    const StrategyKindInfo& info = *FindStrategyKind(kind);
+    bool moe = false;
+    for (const OptionSpec& o : info.options) moe = moe || o.key == "routing";
+    const std::string text = "name: walk\n" + testing::TwoA100Servers(4) +
+                             (moe ? std::string(testing::kSmallMoeModel) +
+                                        "training: {global_batch: 8, micro_batch: 1}\n"
+                                  : std::string("model: {preset: gpt2-medium}\n"
+                                                "training: {global_batch: 16, micro_batch: 2}\n")) +
+                             "strategies:\n  - {name: s, kind: " + kind +
+                             ", options: " + info.example + "}\n";
+    try {
+      const Scenario s = LoadScenarioText(text, "walk.yaml");
+      const Plan plan = PlanStrategy(s, s.strategies.at(0));
+      EXPECT_GT(plan.graph.next_id(), 0);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what() << "\n" << text;
     }
   }
 }
