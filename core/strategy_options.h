@@ -53,7 +53,9 @@ OptionSpecs Join(OptionSpecs a, const OptionSpecs& b);
 class OptionReader {
  public:
   OptionReader(const StrategySpec& spec, const OptionSpecs& declared);
-  OptionReader(const StrategySpec&, OptionSpecs&&) = delete;  // it keeps a reference
+  // It keeps references to both.
+  OptionReader(const StrategySpec&, OptionSpecs&&) = delete;
+  OptionReader(StrategySpec&&, const OptionSpecs&) = delete;
 
   bool Bool(const std::string& key);
   int Int(const std::string& key);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace stratasim::fuzz {
 
@@ -24,6 +25,8 @@ bool Accepts(Read read) {
     read();
     return true;
   } catch (const ConfigError&) {
+  } catch (const UnitError&) {
+    throw;  // a unit the loader let through without locating it: a bug to report
   } catch (const Error&) {
   }
   return false;

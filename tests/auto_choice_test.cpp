@@ -21,7 +21,8 @@
 //   NICs are few (docs/collectives.md, "hierarchical"; the project's existing
 //   AutoChoice.SmallMessagesAvoidTheRingLargeOnesUseIt, tests/collectives_closed_form_test.cpp,
 //   accepts it as ring-family too).
-// - reduce-scatter / all-gather (candidates ring, direct, hierarchical): small: {direct}, one
+// - reduce-scatter / all-gather (candidates ring, hierarchical, direct; a tie goes to the first):
+// small: {direct}, one
 //   step against N-1. Large inside one NVSwitch server: {ring, direct}: on a non-blocking switch
 //   direct moves the same (N-1)/N S per port as the ring, in one step (simulated 3.15 ms
 //   against the ring's 3.18 ms on 8 A100s). Large inside a PCIe or cube-mesh server: {ring}:
