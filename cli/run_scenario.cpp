@@ -418,9 +418,12 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
   const std::string sequence = s.model.sequence > 0 && IsTransformerKind(s.model.kind)
                                    ? ", sequence " + std::to_string(s.model.sequence)
                                    : "";
-  std::snprintf(model, sizeof model, "%s %s (%.4g M parameters)%s, %s", s.model.kind.c_str(),
-                name.c_str(), ModelParameterCount(s.model) / 1e6, sequence.c_str(),
-                std::string(ToString(s.training.precision)).c_str());
+  // Millions up to 9,999 M; above that %.4g would print "7.055e+04 M", so billions.
+  const double params = ModelParameterCount(s.model);
+  const bool billions = params >= 1e10;
+  std::snprintf(model, sizeof model, "%s %s (%.4g %s parameters)%s, %s", s.model.kind.c_str(),
+                name.c_str(), billions ? params / 1e9 : params / 1e6, billions ? "B" : "M",
+                sequence.c_str(), std::string(ToString(s.training.precision)).c_str());
   r.model_summary = model;
   return r;
 }

@@ -144,9 +144,13 @@ ModelKind LlamaModelKind() {
       Transformer("llama", "llama2-7b", 32, 4096, 32, 4096, kLlama2Vocabulary, 32, 11008),
       Transformer("llama", "llama2-13b", 40, 5120, 40, 4096, kLlama2Vocabulary, 40, 13824),
       Transformer("llama", "llama2-70b", 80, 8192, 64, 4096, kLlama2Vocabulary, 8, 28672),
-      // Llama 3 8B: Dubey et al. 2024, "The Llama 3 Herd of Models", Table 3 (32 layers, model
-      // dimension 4096, FFN dimension 14,336, 32 heads, 8 key/value heads), 8K context.
+      // Llama 3: Dubey et al. 2024, "The Llama 3 Herd of Models", Table 3 (layers, model
+      // dimension, FFN dimension, heads; 8 key/value heads for all three), 8K pre-training
+      // context: 8B 32 x 4096 x 14,336 x 32; 70B 80 x 8192 x 28,672 x 64; 405B 126 x 16,384 x
+      // 53,248 x 128.
       Transformer("llama", "llama3-8b", 32, 4096, 32, 8192, kLlama3Vocabulary, 8, 14336),
+      Transformer("llama", "llama3-70b", 80, 8192, 64, 8192, kLlama3Vocabulary, 8, 28672),
+      Transformer("llama", "llama3-405b", 126, 16384, 128, 8192, kLlama3Vocabulary, 8, 53248),
   };
   return k;
 }

@@ -394,7 +394,7 @@ TEST(LoadScenarioErrors, ModelKindRules) {
               "model.recompute_layers", "needs recompute: selective or full");
   ExpectError(model_error("kind: llama\n  preset: bert-base"), 15, 11, "model.preset",
               "is a bert preset, not llama (llama presets: llama2-7b, llama2-13b, llama2-70b, "
-              "llama3-8b)");
+              "llama3-8b, llama3-70b, llama3-405b)");
 }
 
 TEST(LoadScenario, SimulationCalibrationIsReadRelativeToTheScenario) {
@@ -782,8 +782,8 @@ TEST(LoadScenarioErrors, Model) {
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt4")), 14, 11, "model.preset",
               "unknown preset (known: gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-125m, "
               "gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, "
-              "bert-base, bert-large, llama2-7b, llama2-13b, llama2-70b, llama3-8b, resnet50, "
-              "vgg16, graphsage-reddit, graphsage-products)");
+              "bert-base, bert-large, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
+              "llama3-405b, resnet50, vgg16, graphsage-reddit, graphsage-products)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  heads: 15")), 15, 10,
               "model.heads", "must divide hidden (1024)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  hidden: 1000")), 15, 11,

@@ -10,11 +10,15 @@ namespace {
 
 TEST(Llama, PresetsHaveTheReleasedParameterCounts) {
   // Parameter counts of the released checkpoints (Touvron et al. 2023 round them to 7B, 13B,
-  // 70B; Dubey et al. 2024 to 8B).
+  // 70B; Dubey et al. 2024 to 8B, 70B, 405B): embeddings and the untied output layer of 128,256
+  // tokens, per layer q/o (h x h), k/v (h x 1024: 8 heads of 128), SwiGLU (3 x h x ffn), two
+  // RMSNorms; and the final RMSNorm.
   EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama2-7b")), 6738415616);
   EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama2-13b")), 13015864320);
   EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama2-70b")), 68976648192);
   EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama3-8b")), 8030261248);
+  EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama3-70b")), 70553706496);
+  EXPECT_DOUBLE_EQ(LlamaParameterCount(*FindModelPreset("llama3-405b")), 405853388800);
   const ModelSpec m = *FindModelPreset("llama3-8b");
   EXPECT_DOUBLE_EQ(BuildLlama(m, 1, DType::kBF16).params, LlamaParameterCount(m));
 }
