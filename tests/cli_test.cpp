@@ -285,4 +285,19 @@ TEST(Cli, UsageErrors) {
   EXPECT_NE(version.output.find("stratasim 0."), std::string::npos);
 }
 
+TEST(Cli, StrategiesListsKindsAndOptions) {
+  const Result kinds = RunCli("strategies");
+  ASSERT_EQ(kinds.status, 0) << kinds.output;
+  EXPECT_NE(kinds.output.find("\n  pro-prophet  "), std::string::npos) << kinds.output;
+  const Result ddp = RunCli("strategies ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp.output;
+  EXPECT_NE(ddp.output.find("  overlap: bool, true, false; default: true\n"), std::string::npos)
+      << ddp.output;
+  const Result unknown = RunCli("strategies dpp");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("stratasim strategies: unknown strategy kind 'dpp' (known: ddp, "),
+            std::string::npos)
+      << unknown.output;
+}
+
 }  // namespace
