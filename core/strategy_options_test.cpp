@@ -11,7 +11,7 @@ namespace {
 
 using testing::ExpectError;
 
-// A scenario whose one strategy has the options given; they sit on line 18, from column 14.
+// A scenario whose one strategy has the options given; they sit on line 18, from column 7.
 StrategySpec StrategyWith(const std::string& options) {
   const std::string text = R"(name: t
 cluster:
