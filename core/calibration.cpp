@@ -13,12 +13,9 @@ using yaml::Field;
 using yaml::Map;
 using yaml::Reader;
 
-constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise,
-                               OpKind::kOptimizer, OpKind::kOther};
-
 std::vector<std::string> OpKindNames() {
   std::vector<std::string> names;
-  for (OpKind k : kOpKinds) names.emplace_back(ToString(k));
+  for (OpKind k : kAllOpKinds) names.emplace_back(ToString(k));
   return names;
 }
 
@@ -57,7 +54,7 @@ GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_f
   if (auto compute = m.Get("compute")) {
     const std::vector<std::string> names = OpKindNames();
     Map cm(r, *compute, names);
-    for (OpKind k : kOpKinds) {
+    for (OpKind k : kAllOpKinds) {
       if (auto table = cm.Get(std::string(ToString(k)))) g.compute[k] = Bands(r, *table);
     }
   }

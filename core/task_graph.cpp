@@ -302,6 +302,8 @@ std::string_view ToString(OpKind k) {
       return "gemm";
     case OpKind::kAttention:
       return "attention";
+    case OpKind::kFusedAttention:
+      return "fused_attention";
     case OpKind::kElementwise:
       return "elementwise";
     case OpKind::kOptimizer:

@@ -33,7 +33,20 @@ enum class Phase : std::uint8_t {
   kCommunication,
   kOther
 };
-enum class OpKind : std::uint8_t { kGemm, kAttention, kElementwise, kOptimizer, kOther };
+// kAttention: a product of two activations of unfused attention (Q K^T, P V); kFusedAttention:
+// the whole attention core as one kernel (FlashAttention; Dao et al. 2022), whose `gemm` gives
+// batch = sequences x heads, m = query rows, n = key columns, k = head dimension.
+enum class OpKind : std::uint8_t {
+  kGemm,
+  kAttention,
+  kFusedAttention,
+  kElementwise,
+  kOptimizer,
+  kOther
+};
+inline constexpr OpKind kAllOpKinds[] = {OpKind::kGemm,           OpKind::kAttention,
+                                         OpKind::kFusedAttention, OpKind::kElementwise,
+                                         OpKind::kOptimizer,      OpKind::kOther};
 enum class CollectiveKind {
   kAllReduce,
   kReduceScatter,
@@ -85,6 +98,9 @@ struct Task {
   OpKind op = OpKind::kOther;
   // kCopy.
   CopyDirection copy = CopyDirection::kHostToDevice;
+  // kFusedAttention: query i attends to keys 0..i only (a decoder's causal mask), which a fused
+  // kernel exploits by skipping the masked half of the score tiles.
+  bool causal = false;
   DType dtype = DType::kFP32;
   Name name;
   Name category;  // free label for reports: "dp", "activations", "weights", ...

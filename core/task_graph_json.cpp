@@ -21,8 +21,6 @@ constexpr TaskKind kTaskKinds[] = {TaskKind::kCompute, TaskKind::kCollective, Ta
                                    TaskKind::kRecv,    TaskKind::kCopy,       TaskKind::kMemory};
 constexpr Phase kPhases[] = {Phase::kForward,   Phase::kBackward,      Phase::kRecompute,
                              Phase::kOptimizer, Phase::kCommunication, Phase::kOther};
-constexpr OpKind kOpKinds[] = {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise,
-                               OpKind::kOptimizer, OpKind::kOther};
 constexpr CopyDirection kCopyDirections[] = {CopyDirection::kHostToDevice,
                                              CopyDirection::kDeviceToHost};
 
@@ -146,6 +144,7 @@ std::string TaskGraphToJson(const TaskGraph& g) {
         if (t.gemm.known()) {
           o["gemm"] = {{"m", t.gemm.m}, {"n", t.gemm.n}, {"k", t.gemm.k}, {"batch", t.gemm.batch}};
         }
+        if (t.causal) o["causal"] = true;
         break;
       case TaskKind::kCollective:
         o["collective"] = t.collective;
@@ -249,7 +248,7 @@ TaskGraph FromJson(const Json& j) {
     if (o.contains("mirror")) t.mirror = Get<TaskId>(o, "mirror", p);
     switch (t.kind) {
       case TaskKind::kCompute:
-        t.op = internal::EnumFromString(kOpKinds, Get<std::string>(o, "op", p), p + ".op");
+        t.op = internal::EnumFromString(kAllOpKinds, Get<std::string>(o, "op", p), p + ".op");
         t.dtype = DTypeFrom(Get<std::string>(o, "dtype", p), p + ".dtype");
         t.flops = Get<double>(o, "flops", p);
         t.bytes = Get<double>(o, "bytes", p);
@@ -260,6 +259,7 @@ TaskGraph FromJson(const Json& j) {
           t.gemm.k = Get<double>(gemm, "k", p + ".gemm");
           t.gemm.batch = Get<double>(gemm, "batch", p + ".gemm");
         }
+        if (o.contains("causal")) t.causal = Get<bool>(o, "causal", p);
         break;
       case TaskKind::kCollective:
         t.collective = Get<int>(o, "collective", p);

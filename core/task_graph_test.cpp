@@ -22,6 +22,8 @@ TaskGraph Sample() {
   k.gemm = GemmShape{1024, 512, 256, 3};  // 2 * 1024 * 512 * 256 * 3 is not 1e9: not checked
   const TaskId a = g.Add(k);
   k.rank = 1;
+  k.op = OpKind::kFusedAttention;
+  k.causal = true;
   const TaskId b = g.Add(k);
   Collective c;
   c.ranks = {0, 1};
@@ -71,6 +73,9 @@ TEST(TaskGraph, JsonRoundTripIsExact) {
   EXPECT_EQ(back.task(7).copy, CopyDirection::kDeviceToHost);
   EXPECT_EQ(back.task(0).gemm.n, 512);
   EXPECT_EQ(back.task(0).gemm.batch, 3);
+  EXPECT_FALSE(back.task(0).causal);
+  EXPECT_EQ(back.task(1).op, OpKind::kFusedAttention);
+  EXPECT_TRUE(back.task(1).causal);
   EXPECT_FALSE(back.task(7).gemm.known());
 }
 

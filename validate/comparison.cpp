@@ -15,8 +15,7 @@ namespace {
 // Position of a kind in the table: compute op kinds, collectives, transfers, copies.
 std::vector<std::string> KindOrder() {
   std::vector<std::string> order;
-  for (OpKind k : {OpKind::kGemm, OpKind::kAttention, OpKind::kElementwise, OpKind::kOptimizer,
-                   OpKind::kOther}) {
+  for (OpKind k : kAllOpKinds) {
     order.emplace_back(ToString(k));
   }
   for (CollectiveKind k : kAllCollectiveKinds) order.emplace_back(ToString(k));
