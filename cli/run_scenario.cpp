@@ -25,8 +25,9 @@
 
 namespace stratasim {
 
-MetricsInput MetricsInputFor(const Scenario& s, int num_ranks, double samples_per_iteration,
-                             double tokens_per_sample) {
+MetricsInput MetricsInputFor(const Scenario& scenario, const StrategySpec& spec, int num_ranks,
+                             double samples_per_iteration, double tokens_per_sample) {
+  const Scenario s = ScenarioFor(scenario, spec);  // the strategy's own precision sets its peak
   MetricsInput in;
   in.warmup_iterations = s.training.warmup_iterations;
   in.measured_iterations = s.training.measured_iterations;
@@ -45,7 +46,7 @@ StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskG
                         const ExecutionTrace& t, double samples_per_iteration,
                         double tokens_per_sample) {
   const MetricsInput in =
-      MetricsInputFor(s, g.num_ranks(), samples_per_iteration, tokens_per_sample);
+      MetricsInputFor(s, spec, g.num_ranks(), samples_per_iteration, tokens_per_sample);
   StrategyResult r;
   r.name = spec.name;
   r.kind = spec.kind;

@@ -67,9 +67,10 @@ inline constexpr double kBytesPerTaskEstimate = kGraphBytesPerTask + kSimulation
 std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std::string>& only,
                                        const RunOptions& options = {});
 
-// The metrics' input for a plan of `num_ranks` ranks of scenario `s`.
-MetricsInput MetricsInputFor(const Scenario& s, int num_ranks, double samples_per_iteration,
-                             double tokens_per_sample);
+// The metrics' input for a plan of `num_ranks` ranks of strategy `spec` of scenario `s`: the
+// peaks are those of the strategy's precision (ScenarioFor).
+MetricsInput MetricsInputFor(const Scenario& s, const StrategySpec& spec, int num_ranks,
+                             double samples_per_iteration, double tokens_per_sample);
 
 // Metrics of one simulated plan of scenario `s`.
 StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,

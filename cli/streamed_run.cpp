@@ -158,7 +158,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   FeedSource source(feed);
   const int n = source.graph().num_ranks();
   // Planners set the fold before their first task (it is known here).
-  TraceMeter meter(n, MetricsInputFor(s, n, samples, tokens), kMoeTrackedCategories,
+  TraceMeter meter(n, MetricsInputFor(s, spec, n, samples, tokens), kMoeTrackedCategories,
                    source.graph().fold());
   std::optional<ChromeTraceWriter> writer;
   int write_errno = 0;

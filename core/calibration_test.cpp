@@ -84,8 +84,9 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
               "must be an integer in [1, 1]");
   ExpectError(Replace(kGood, "source:", "sorce:"), 3, "sorce",
               "unknown key (known: format, version, source, gpus, collectives, links)");
-  ExpectError(Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
-              "unknown key (known: gemm, attention, fused_attention, elementwise, optimizer, other)");
+  ExpectError(
+      Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
+      "unknown key (known: gemm, attention, fused_attention, elementwise, optimizer, other)");
   ExpectError(Replace(kGood, "efficiency: 0.2", "efficiency: 1.2"), 10,
               "gpus[0].compute.gemm[0].efficiency",
               "must be a number in [0.0001, 1] (docs/limits.md)");

@@ -133,6 +133,11 @@ struct StrategySpec {
   SourceLocation where;
   std::string key_path;  // "strategies[2]" for error messages
   std::map<std::string, OptionValue> options;
+  // The strategy's own `model:` / `training:` choices (how the model is trained: attention,
+  // recompute, micro-batch, precision), applied over the scenario's by ScenarioFor; empty: the
+  // scenario's.
+  std::optional<ModelSpec> model;
+  std::optional<TrainingSpec> training;
 };
 
 struct Scenario {
@@ -144,6 +149,12 @@ struct Scenario {
   SimulationSpec simulation;
   std::vector<StrategySpec> strategies;
 };
+
+// The scenario `spec` runs in: `s` with the strategy's own model and training choices.
+Scenario ScenarioFor(const Scenario& s, const StrategySpec& spec);
+// What the strategy trains differently from the scenario, one "key = value (the scenario's:
+// value)" per changed field, for its notes.
+std::vector<std::string> DescribeOverrides(const Scenario& s, const StrategySpec& spec);
 
 // Loads and checks a scenario file. Throws ConfigError (file, line, column, key, value, rule)
 // on any bad input: unknown keys, wrong types, missing fields, impossible values.

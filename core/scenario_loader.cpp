@@ -70,7 +70,7 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
     s.simulation = sections::ReadSimulation(r, *simulation);
   }
   if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
-  s.strategies = sections::ReadStrategies(r, m.Require("strategies"));
+  s.strategies = sections::ReadStrategies(r, m.Require("strategies"), s.model, s.training);
   return s;
 }
 

@@ -28,6 +28,9 @@ using yaml::Join;
 using yaml::Map;
 
 const std::vector<std::string> kCommonKeys = {"preset", "kind", "recompute", "recompute_layers"};
+// The model keys a strategy may override (ReadModelOverride): how the model is trained, not
+// what it is.
+const std::vector<std::string> kTrainingChoices = {"recompute", "recompute_layers"};
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -134,6 +137,22 @@ ModelSpec ReadModel(const yaml::Reader& r, const Field& f) {
 
   RefuseOtherKindsKeys(r, m, all, *kind);
   kind->read(ModelFields(r, m, /*custom=*/spec.preset.empty()), &spec);
+  ReadRecompute(r, m, *kind, &spec);
+  return spec;
+}
+
+ModelSpec ReadModelOverride(const yaml::Reader& r, const Field& f, const ModelSpec& base) {
+  Map m(r, f, {}, /*any_key=*/true);
+  for (const auto& [key, field] : m.entries()) {
+    if (!Has(kTrainingChoices, key)) {
+      r.FailAt(field.key, field.path,
+               "a strategy may change only how the model is trained: " + Join(kTrainingChoices) +
+                   " (the model itself is the scenario's)");
+    }
+  }
+  const ModelKind* kind = FindModelKind(base.kind);
+  ModelSpec spec = base;
+  if (m.Get("recompute") && !m.Get("recompute_layers")) spec.recompute_layers = 0;
   ReadRecompute(r, m, *kind, &spec);
   return spec;
 }

@@ -11,11 +11,12 @@ using yaml::Field;
 using yaml::KindOf;
 using yaml::Map;
 
-std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f) {
+std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
+                                         const ModelSpec& model, const TrainingSpec& training) {
   std::vector<StrategySpec> out;
   std::vector<YAML::Node> name_nodes;
   for (const Field& item : r.List(f, true)) {
-    Map m(r, item, {"name", "kind", "options"});
+    Map m(r, item, {"name", "kind", "options", "model", "training"});
     StrategySpec s;
     Field name = m.Require("name");
     s.name = r.PlainName(name);
@@ -37,6 +38,8 @@ std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f) 
         s.options[key] = OptionValue{value.value.Scalar(), r.WhereOf(value)};
       }
     }
+    if (auto changed = m.Get("model")) s.model = ReadModelOverride(r, *changed, model);
+    if (auto changed = m.Get("training")) s.training = ReadTrainingOverride(r, *changed, training);
     out.push_back(s);
     name_nodes.push_back(name.value);
   }

@@ -552,7 +552,7 @@ TEST(LoadScenarioErrors, UnknownKeyNested) {
   ExpectError(ErrorOf(Base("  micro_batch: 4", "  micro_batch: 4\n  iterations: {warm: 1}")), 18,
               16, "training.iterations.warm", "unknown key (known: warmup, measured)");
   ExpectError(ErrorOf(Base("    kind: ddp", "    kind: ddp\n    option: {}")), 21, 5,
-              "strategies[0].option", "unknown key (known: name, kind, options)");
+              "strategies[0].option", "unknown key (known: name, kind, options, model, training)");
 }
 
 TEST(LoadScenarioErrors, DuplicateKey) {
@@ -910,6 +910,54 @@ TEST(LoadScenarioErrors, Strategies) {
               "must be a scalar (a number, a string, true or false), not a list");
   ExpectError(ErrorOf(std::string(kBase) + "    options: [overlap]\n"), 21, 14,
               "strategies[0].options", "must be a map, not a list");
+}
+
+TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
+  const Scenario s = LoadScenarioText(std::string(kBase) +
+                                          "    model: {recompute: selective}\n"
+                                          "    training: {precision: fp16, micro_batch: 8}\n"
+                                          "  - {name: plain, kind: ddp}\n",
+                                      "t.yaml");
+  ASSERT_EQ(s.strategies.size(), 2u);
+  const StrategySpec& own = s.strategies[0];
+  ASSERT_TRUE(own.model && own.training);
+  EXPECT_EQ(own.model->recompute, Recompute::kSelective);
+  EXPECT_EQ(own.model->layers, s.model.layers);  // the rest is the scenario's
+  EXPECT_EQ(own.training->precision, DType::kFP16);
+  EXPECT_EQ(own.training->micro_batch, 8);
+  EXPECT_EQ(own.training->global_batch, 64);
+  EXPECT_FALSE(s.strategies[1].model || s.strategies[1].training);
+
+  const Scenario mine = ScenarioFor(s, own);
+  EXPECT_EQ(mine.training.precision, DType::kFP16);
+  EXPECT_EQ(mine.model.recompute, Recompute::kSelective);
+  EXPECT_EQ(ScenarioFor(s, s.strategies[1]).training.precision, DType::kBF16);
+  EXPECT_EQ(DescribeOverrides(s, own),
+            (std::vector<std::string>{"model.recompute = selective (the scenario's: none)",
+                                      "training.micro_batch = 8 (the scenario's: 4)",
+                                      "training.precision = fp16 (the scenario's: bf16)"}));
+  EXPECT_TRUE(DescribeOverrides(s, s.strategies[1]).empty());
+}
+
+TEST(LoadScenarioErrors, StrategyOverrides) {
+  ExpectError(ErrorOf(std::string(kBase) + "    training: {global_batch: 32}\n"), 21, 16,
+              "strategies[0].training.global_batch",
+              "a strategy may change only how the batch is computed: micro_batch, precision (the "
+              "global batch, iterations and seed are the scenario's, so that strategies compare "
+              "on the same training)");
+  ExpectError(ErrorOf(std::string(kBase) + "    model: {preset: gpt2-large}\n"), 21, 13,
+              "strategies[0].model.preset",
+              "a strategy may change only how the model is trained: recompute, recompute_layers "
+              "(the model itself is the scenario's)");
+  ExpectError(ErrorOf(std::string(kBase) + "    training: {micro_batch: 5}\n"), 21, 29,
+              "strategies[0].training.micro_batch", "must divide global_batch (64)");
+  ExpectError(ErrorOf(std::string(kBase) + "    training: {precision: fp7}\n"), 21, 27,
+              "strategies[0].training.precision",
+              "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
+  ExpectError(ErrorOf(std::string(kBase) + "    model: {recompute: some}\n"), 21, 24,
+              "strategies[0].model.recompute", "must be one of: none, selective, full");
+  ExpectError(ErrorOf(std::string(kBase) + "    training: [fp16]\n"), 21, 15,
+              "strategies[0].training", "must be a map, not a list");
 }
 
 }  // namespace

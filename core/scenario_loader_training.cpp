@@ -13,10 +13,10 @@ namespace stratasim::scenario_sections {
 using yaml::Field;
 using yaml::Map;
 
-TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
-  Map m(r, f, {"global_batch", "micro_batch", "precision", "iterations", "seed"});
-  TrainingSpec spec;
-  spec.global_batch = r.Int(m.Require("global_batch"), 1);
+namespace {
+
+// The keys both the scenario's section and a strategy's override read.
+void ReadMicroBatchAndPrecision(const yaml::Reader& r, const Map& m, TrainingSpec& spec) {
   if (auto micro = m.Get("micro_batch")) {
     spec.micro_batch = r.Int(*micro, 1);
     if (spec.global_batch % spec.micro_batch != 0) {
@@ -28,6 +28,15 @@ TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
     if (!d) r.Fail(*precision, "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
     spec.precision = *d;
   }
+}
+
+}  // namespace
+
+TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
+  Map m(r, f, {"global_batch", "micro_batch", "precision", "iterations", "seed"});
+  TrainingSpec spec;
+  spec.global_batch = r.Int(m.Require("global_batch"), 1);
+  ReadMicroBatchAndPrecision(r, m, spec);
   if (auto iterations = m.Get("iterations")) {
     Map im(r, *iterations, {"warmup", "measured"});
     // Bounded so that warm-up + measured never overflows an int (docs/limits.md).
@@ -47,6 +56,21 @@ TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
     if (!digits || errno == ERANGE) r.Fail(*seed, "must be an integer in [0, 2^64 - 1]");
     spec.seed = v;
   }
+  return spec;
+}
+
+TrainingSpec ReadTrainingOverride(const yaml::Reader& r, const Field& f, const TrainingSpec& base) {
+  Map m(r, f, {}, /*any_key=*/true);
+  for (const auto& [key, field] : m.entries()) {
+    if (key != "micro_batch" && key != "precision") {
+      r.FailAt(field.key, field.path,
+               "a strategy may change only how the batch is computed: micro_batch, precision "
+               "(the global batch, iterations and seed are the scenario's, so that strategies "
+               "compare on the same training)");
+    }
+  }
+  TrainingSpec spec = base;
+  ReadMicroBatchAndPrecision(r, m, spec);
   return spec;
 }
 

@@ -67,7 +67,11 @@ const StrategyKindInfo* FindStrategyKind(const std::string& kind) {
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
   for (const Entry& e : kPlanners) {
     if (spec.kind != e.kind) continue;
-    Plan plan = e.plan(s, spec);
+    const bool own = spec.model || spec.training;
+    Plan plan = own ? e.plan(ScenarioFor(s, spec), spec) : e.plan(s, spec);
+    for (const std::string& changed : DescribeOverrides(s, spec)) {
+      plan.notes.push_back("trained with " + changed);
+    }
     if (plan.fold.empty()) {
       // Planners that do not fold say nothing; the report says why they ran in full.
       const bool moe = s.model.kind == "moe";

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "strategies/test_scenario.h"
+
 namespace stratasim {
 namespace {
 
@@ -25,6 +29,39 @@ TEST(PlanStrategy, UnknownKindNamesTheKnownOnes) {
         << e.rule();
     EXPECT_EQ(e.where().line, 12);
   }
+}
+
+// A strategy's own training choices reach its planner; the others plan the scenario's.
+TEST(PlanStrategy, PlansWithTheStrategysOwnTrainingChoices) {
+  testing::TinyGpt tiny;
+  tiny.global_batch = 16;  // 2 micro-batches of 1 per GPU
+  const Scenario s = testing::TinyGptScenario(tiny);
+  StrategySpec mine = testing::SpecOf("fp32", "ddp", {});
+  mine.training = s.training;
+  mine.training->precision = DType::kFP32;
+  mine.training->micro_batch = 2;
+  auto compute_dtypes = [](const Plan& p) {
+    std::vector<DType> seen;
+    for (const Task& t : p.graph.tasks()) {
+      if (t.kind == TaskKind::kCompute && t.phase == Phase::kForward && t.flops > 0 &&
+          std::find(seen.begin(), seen.end(), t.dtype) == seen.end()) {
+        seen.push_back(t.dtype);
+      }
+    }
+    return seen;
+  };
+  const Plan own = PlanStrategy(s, mine);
+  const Plan plain = PlanStrategy(s, testing::SpecOf("bf16", "ddp", {}));
+  EXPECT_EQ(compute_dtypes(own), std::vector<DType>{DType::kFP32});
+  EXPECT_EQ(compute_dtypes(plain), std::vector<DType>{DType::kBF16});
+  // One micro-batch of 2 per GPU against two of 1: half the forward tasks.
+  EXPECT_LT(own.graph.tasks().size(), plain.graph.tasks().size());
+  EXPECT_NE(std::find(own.notes.begin(), own.notes.end(),
+                      "trained with training.micro_batch = 2 (the scenario's: 1)"),
+            own.notes.end());
+  EXPECT_NE(std::find(own.notes.begin(), own.notes.end(),
+                      "trained with training.precision = fp32 (the scenario's: bf16)"),
+            own.notes.end());
 }
 
 }  // namespace
