@@ -6,12 +6,13 @@ namespace stratasim {
 
 double TrainingBytesPerParam(DType precision) { return std::max(2.0, BytesPerElement(precision)); }
 
-ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding) {
+ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding,
+                               double grad_bytes_per_param) {
   const double e = TrainingBytesPerParam(precision);
   const double master = e < 4 ? 4 : 0;  // FP32 training updates its weights in place
   ModelStateBytes b;
   b.weights = params * e / sharding.weights;
-  b.gradients = params * e / sharding.gradients;
+  b.gradients = params * (grad_bytes_per_param > 0 ? grad_bytes_per_param : e) / sharding.gradients;
   b.optimizer = params * (master + 8) / sharding.optimizer;
   return b;
 }

@@ -32,7 +32,12 @@ struct ModelStateBytes {
 // FP32/TF32 training the weights are their own master copy: 4 + 4 + 8. FP8/INT8 training keeps
 // 16-bit weights and gradients (the low-precision copies are transient), as Transformer Engine
 // does.
-ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding = {});
+// `grad_bytes_per_param` > 0 replaces the gradients' bytes per parameter: 4 for Megatron's FP32
+// main gradients (DistributedDataParallelConfig.grad_reduce_in_fp32), which make 2 + 4 + 12 =
+// 18 bytes per parameter, or 6 + 12/d with the distributed optimizer (optimizer states sharded
+// d ways; Megatron-LM docs, "Distributed Optimizer").
+ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sharding = {},
+                               double grad_bytes_per_param = 0);
 
 // Bytes per parameter of the training copy of the weights (and of the gradients).
 double TrainingBytesPerParam(DType precision);

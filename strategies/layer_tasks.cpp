@@ -88,8 +88,8 @@ TaskId AddBackward(TaskGraph& g, const LayerCost& layer, DType dtype, const Task
 }
 
 TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType precision,
-                      StateSharding sharding) {
-  const ModelStateBytes b = AdamStateBytes(params, precision, sharding);
+                      StateSharding sharding, double grad_bytes_per_param) {
+  const ModelStateBytes b = AdamStateBytes(params, precision, sharding, grad_bytes_per_param);
   AddMemory(g, at, "weights", "weights", b.weights);
   AddMemory(g, at, "gradients", "gradients", b.gradients);
   return AddMemory(g, at, "optimizer_states", "optimizer", b.optimizer);

@@ -37,9 +37,9 @@ TaskId AddMemory(TaskGraph& g, const TaskPlace& at, const std::string& name,
 
 // Allocates the model states of `params` parameters with mixed-precision Adam, sharded as
 // `sharding` says (models/memory.h), as three memory events: "weights", "gradients",
-// "optimizer". Returns the id of the last.
+// "optimizer". `grad_bytes_per_param` as AdamStateBytes takes it. Returns the id of the last.
 TaskId AddModelStates(TaskGraph& g, const TaskPlace& at, double params, DType precision,
-                      StateSharding sharding = {});
+                      StateSharding sharding = {}, double grad_bytes_per_param = 0);
 
 // Adds one collective of `kind` per group in `groups` (members in group order), its member
 // tasks on `stream` named `name`, each after deps[rank] when that is >= 0 (deps is indexed by

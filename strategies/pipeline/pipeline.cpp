@@ -60,12 +60,25 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
   o.order = opt.Choice("rank_order");
   o.dp_overlap = opt.Bool("dp_overlap");
   o.bucket_cap = opt.Bytes("bucket_size");
+  if (three_d) {
+    o.tp_comm_overlap = opt.Bool("tp_comm_overlap");
+    if (o.tp_comm_overlap && !o.sp) {
+      throw opt.Fail("tp_comm_overlap",
+                     "needs sequence_parallel: true (it overlaps the "
+                     "all-gathers and reduce-scatters of sequence parallelism)");
+    }
+    o.optimizer = ReadDataParallelOptimizer(opt);
+  }
 
   o.schedule = opt.Choice("schedule");
   if (o.schedule == "interleaved") {
     o.v = opt.Int("virtual_stages");
   } else if (opt.Given("virtual_stages")) {
     throw opt.Fail("virtual_stages", "only applies to schedule interleaved");
+  }
+  if (o.schedule == "pipedream_2bw" && o.optimizer.distributed) {
+    throw opt.Fail("distributed_optimizer",
+                   "does not apply to schedule pipedream_2bw, whose stages step without a flush");
   }
   o.m = opt.Int("micro_batches", 0);
   if (o.m == 0) {
@@ -194,7 +207,13 @@ const OptionSpecs& PipelineOptions(bool three_d) {
         Size("bucket_size", "gradient bucket cap of the data-parallel all-reduce").Default("25MiB"),
     };
   };
-  static const OptionSpecs pipeline = make(false), three_d_options = make(true);
+  // The 3d kind's training-stack options (the tensor kind has them too).
+  auto make_3d = [&make]() {
+    OptionSpecs o = make(true);
+    o.push_back(TpCommOverlapOption());
+    return Join(o, DataParallelOptimizerOptions());
+  };
+  static const OptionSpecs pipeline = make(false), three_d_options = make_3d();
   return three_d ? three_d_options : pipeline;
 }
 

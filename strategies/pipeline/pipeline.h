@@ -35,7 +35,9 @@
 //
 // Memory per rank: model states of the stage's parameters (mixed-precision Adam; / t), and
 // activations allocated at each forward and freed at the matching backward. The data-parallel
-// all-reduce runs on stream "dp"; each replica's Adam step follows it.
+// all-reduce runs on stream "dp"; each replica's Adam step follows it. Kind 3d also takes the
+// distributed optimizer (strategies/distributed_optimizer.h) and tp_comm_overlap
+// (strategies/tensor/tp_layer.h).
 #ifndef STRATASIM_STRATEGIES_PIPELINE_PIPELINE_H_
 #define STRATASIM_STRATEGIES_PIPELINE_PIPELINE_H_
 

@@ -34,8 +34,9 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       two_bw_(o.schedule == "pipedream_2bw"),
       gather_(o.t > 1 && !o.sp && o.scatter_gather),
       send_fraction_(gather_ ? 1.0 / o.t : 1.0),
-      grad_bytes_(TrainingBytesPerParam(s.training.precision)),
+      grad_bytes_(o.optimizer.GradBytes(s.training.precision)),
       overlap_(o.dp_overlap && o.d > 1),
+      shard_(o.optimizer.distributed && o.d > 1),
       chunk_params_(chunks_, 0),
       into_bytes_(chunks_, 0),
       stage_params_(o.p, 0),
@@ -54,6 +55,7 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
     into_bytes_[j] = in > 0 ? in : fallback_bytes;
   }
   for (int j = 0; j < chunks_; ++j) stage_params_[j % p_] += chunk_params_[j];
+  if (o.tp_comm_overlap) em_.OverlapCommunication();
   plan_.samples_per_iteration = static_cast<double>(m_) * tr_.micro_batch * d_;
   plan_.tokens_per_sample = w_.tokens_per_sample;
 }
@@ -119,7 +121,9 @@ void PipelineLowering::AddStageModelStates() {
     for (int st = 0; st < p_; ++st) {
       for (int x = 0; x < t_; ++x) {
         TaskPlace at{layout_.Rank(r, st, x), streams_.compute, 0, ""};
-        AddModelStates(g_, at, stage_params_[st], tr_.precision);
+        AddModelStates(g_, at, stage_params_[st], tr_.precision,
+                       StateSharding{1, 1, o_.optimizer.OptimizerShards(d_)},
+                       o_.optimizer.StateGradBytes());
         if (two_bw_) {
           // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
           AddMemory(g_, at, "weights_stashed", "weights",
@@ -136,6 +140,8 @@ void PipelineLowering::MakeChunkBuckets() {
     const std::vector<LayerCost> part(w_.layers.begin() + bounds_[j],
                                       w_.layers.begin() + bounds_[j + 1]);
     chunk_buckets_[j] = MakeGradientBuckets(part, grad_bytes_, o_.bucket_cap);
+    const std::vector<int> of = BucketOfLayer(chunk_buckets_[j], bounds_[j + 1] - bounds_[j]);
+    layer_bucket_.insert(layer_bucket_.end(), of.begin(), of.end());
     for (GradientBucket& b : chunk_buckets_[j]) b.ready_after_layer += bounds_[j];
   }
 }
@@ -244,7 +250,15 @@ void PipelineLowering::EmitForward(int lane, const Item& it) {
     Receive(group, act_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j], pl.at, "activation");
   }
   for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
+    const TaskId from = g_.next_id();
     em_.Forward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
+    if (it.micro_batch == 0 && !param_ready_.empty()) {
+      std::vector<TaskId> dep_of(gpus_, -1);
+      for (int x : group) {
+        if (!param_ready_[x].empty()) dep_of[x] = param_ready_[x][i];
+      }
+      AwaitFirstTasks(g_, from, streams_.compute, dep_of);
+    }
   }
   if (j + 1 < chunks_) {
     Transfer(r, st, (j + 1) % p_, into_bytes_[j + 1], true, "activation", pl.at, act_in_,
@@ -298,14 +312,14 @@ void PipelineLowering::EmitStep(int st, int iteration) {
       for (int q = 0; q < d_; ++q)
         after[q] = q < emitted_ ? lane_last_[(q * p_ + st) * t_ + x] : -1;
       AllReduce(layout_.DataGroup(st, x), stage_params_[st] * grad_bytes_, iteration,
-                "it" + Str(iteration) + "/allreduce/stage" + Str(st), after);
+                "it" + Str(iteration) + "/" + ReduceName() + "/stage" + Str(st), after);
     }
   }
   for (int q = 0; q < emitted_; ++q) {
     const int other = q * p_ + st;
     for (int x = 0; x < t_; ++x) {
       const int rank = layout_.Rank(q, st, x);
-      Task step = AdamStepTask(stage_params_[st], tr_.precision);
+      Task step = AdamStepTask(stage_params_[st] / (shard_ ? d_ : 1), tr_.precision);
       step.rank = rank;
       step.stream = streams_.compute;
       step.iteration = iteration;
@@ -317,7 +331,49 @@ void PipelineLowering::EmitStep(int st, int iteration) {
     }
     ++next_[other];
   }
+  if (shard_) GatherParameters(st, iteration);
 }
+
+void PipelineLowering::GatherParameters(int st, int iteration) {
+  const bool overlap = o_.optimizer.overlap_param_gather;
+  if (overlap && param_ready_.empty()) param_ready_.assign(gpus_, {});
+  for (int x = 0; x < t_; ++x) {
+    const std::vector<int> ranks = layout_.DataGroup(st, x);
+    std::vector<TaskId> after(gpus_, -1);
+    for (int q = 0; q < emitted_; ++q) after[ranks[q]] = lane_last_[(q * p_ + st) * t_ + x];
+    // In the order the next forward uses them: chunk by chunk, each from its first layer's
+    // bucket (the last to be reduced).
+    for (int j = st; j < chunks_; j += p_) {
+      for (size_t k = chunk_buckets_[j].size(); k-- > 0;) {
+        const std::vector<TaskId> member_of = AddGroupCollectives(
+            g_, {ranks}, CollectiveKind::kAllGather,
+            chunk_buckets_[j][k].params * TrainingBytesPerParam(tr_.precision), tr_.precision,
+            overlap ? streams_.dp : streams_.compute, iteration,
+            "it" + Str(iteration) + "/param_all_gather/chunk" + Str(j) + "/bucket" + Str(k), after);
+        for (int q = 0; q < d_; ++q) {
+          const int r = ranks[q];
+          if (fold_ && r >= block_) {
+            g_.SetMirror(member_of[r], member_of[r % block_]);
+            continue;
+          }
+          if (!overlap) {
+            // On the compute stream: the next forward follows it in stream order.
+            after[r] = member_of[r];
+            lane_last_[(q * p_ + st) * t_ + x] = member_of[r];
+            continue;
+          }
+          std::vector<TaskId>& ready = param_ready_[r];
+          ready.resize(w_.layers.size(), -1);
+          for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
+            if (layer_bucket_[i] == static_cast<int>(k)) ready[i] = member_of[r];
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string PipelineLowering::ReduceName() const { return shard_ ? "reduce_scatter" : "allreduce"; }
 
 void PipelineLowering::Transfer(int r, int from, int to, double bytes, bool forward,
                                 const std::string& what, const TaskPlace& at,
@@ -366,9 +422,9 @@ void PipelineLowering::Receive(const std::vector<int>& group, const std::vector<
 void PipelineLowering::AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
                                  const std::string& name, const std::vector<TaskId>& after) {
   for (size_t q = 0; q < ranks.size(); ++q) after_of_[ranks[q]] = after[q];
-  const std::vector<TaskId> member_of =
-      AddGroupCollectives(g_, {ranks}, CollectiveKind::kAllReduce, bytes, tr_.precision,
-                          streams_.dp, iteration, name, after_of_);
+  const std::vector<TaskId> member_of = AddGroupCollectives(
+      g_, {ranks}, shard_ ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, bytes,
+      o_.optimizer.GradDType(tr_.precision), streams_.dp, iteration, name, after_of_);
   for (int r : ranks) {
     if (fold_ && r >= block_) {
       g_.SetMirror(member_of[r], member_of[r % block_]);
@@ -389,7 +445,8 @@ void PipelineLowering::ReduceChunk(int st, int j, int iteration,
         after[q] = q < emitted_ ? ready_by_replica[q][(b.ready_after_layer - first) * t_ + x] : -1;
       }
       AllReduce(layout_.DataGroup(st, x), b.params * grad_bytes_, iteration,
-                "it" + Str(iteration) + "/allreduce/chunk" + Str(j) + "/bucket" + Str(k), after);
+                "it" + Str(iteration) + "/" + ReduceName() + "/chunk" + Str(j) + "/bucket" + Str(k),
+                after);
     }
   }
 }
@@ -410,9 +467,17 @@ void PipelineLowering::AddNotes() {
                         " sent per GPU per boundary per micro-batch" +
                         (gather_ ? " (scatter/gather)" : ""));
   if (d_ > 1) {
-    plan_.notes.push_back(overlap_ ? "gradient all-reduce per bucket overlapped with the last "
-                                     "backward of each stage"
-                                   : "gradient all-reduce per stage after the flush");
+    const std::string reduce = shard_ ? "gradient reduce-scatter" : "gradient all-reduce";
+    plan_.notes.push_back(overlap_ ? reduce +
+                                         " per bucket overlapped with the last backward of "
+                                         "each stage"
+                                   : reduce + " per stage after the flush");
+  }
+  if (shard_) {
+    plan_.notes.push_back(
+        "distributed optimizer: Adam on 1/" + Str(d_) +
+        " of each stage's parameters, all-gathered per bucket " +
+        (o_.optimizer.overlap_param_gather ? "overlapping the next forward" : "after the step"));
   }
   char bubble[120];
   std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",

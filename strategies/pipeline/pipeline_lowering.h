@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/workload.h"
+#include "strategies/distributed_optimizer.h"
 #include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
@@ -31,6 +32,8 @@ struct PipelineShape {
   int p = 0, t = 1, d = 1, v = 1, m = 0;
   std::string schedule, partition, order;
   bool sp = false, scatter_gather = true, dp_overlap = true;
+  bool tp_comm_overlap = false;     // 3d only
+  DataParallelOptimizer optimizer;  // 3d only; off for pipeline
   double bucket_cap = 0;
   std::vector<Recompute> recompute;  // per stage; empty: the model's choice
 };
@@ -99,7 +102,8 @@ class PipelineLowering {
   // Sets cur_ of the group's ranks to their received input, all-gathered when scattered.
   void Receive(const std::vector<int>& group, const std::vector<TaskId>& from, size_t first_slot,
                double bytes, const TaskPlace& at, const std::string& what);
-  // A data-parallel all-reduce of `ranks`, member q after after[q]; awaited by the next step.
+  // A data-parallel all-reduce of `ranks` (a reduce-scatter with the distributed optimizer),
+  // member q after after[q]; awaited by the next step.
   void AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
                  const std::string& name, const std::vector<TaskId>& after);
   // Replica r's gradients of chunk j are final (ready_after: per layer of the chunk and tensor
@@ -108,6 +112,12 @@ class PipelineLowering {
   // Every replica produced chunk j's final gradients: all-reduce them bucket by bucket.
   void ReduceChunk(int st, int j, int iteration,
                    const std::vector<std::vector<TaskId>>& ready_by_replica);
+
+  // The distributed optimizer: after stage st's step, all-gathers its chunks' parameters bucket
+  // by bucket in forward order.
+  void GatherParameters(int st, int iteration);
+  // "allreduce", or "reduce_scatter" with the distributed optimizer.
+  std::string ReduceName() const;
 
   void AddNotes();
 
@@ -132,12 +142,18 @@ class PipelineLowering {
   const double send_fraction_;
   const double grad_bytes_;
   const bool overlap_;  // per-bucket gradient all-reduces overlapping the backward
+  const bool shard_;    // the distributed optimizer with d > 1
 
   // Per global chunk: parameters and the bytes crossing into it (per GPU of the tensor group
   // when sequence parallelism already splits them). Per stage: parameters.
   std::vector<double> chunk_params_, into_bytes_, stage_params_;
   // Gradient buckets of each chunk (layer indices global), for the overlapped all-reduce.
   std::vector<std::vector<GradientBucket>> chunk_buckets_;
+  // Per global layer: its bucket in its chunk's chunk_buckets_ (-1: none).
+  std::vector<int> layer_bucket_;
+  // Overlapped parameter all-gather: per rank, per global layer, the member of the last step's
+  // all-gather that the layer's first forward waits for (empty: none).
+  std::vector<std::vector<TaskId>> param_ready_;
 
   // Declared in this order so that the streams are opened on the new graph before the
   // emitter uses them.

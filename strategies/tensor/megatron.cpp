@@ -9,6 +9,7 @@
 #include "models/ops.h"
 #include "models/recompute.h"
 #include "strategies/batching.h"
+#include "strategies/distributed_optimizer.h"
 #include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
@@ -111,8 +112,10 @@ const OptionSpecs& TensorParallelOptions() {
       Size("bucket_size",
            "gradient buckets of the data-parallel all-reduce among the GPUs/t replicas, as DDP's")
           .Default("25MiB"),
+      TpCommOverlapOption(),
   };
-  return options;
+  static const OptionSpecs joined = Join(options, DataParallelOptimizerOptions());
+  return joined;
 }
 
 Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
@@ -122,6 +125,13 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   const int t = opt.Int("degree", std::min(per_server, gpus));
   const bool sp = opt.Bool("sequence_parallel");
   const double bucket_cap = opt.Bytes("bucket_size");
+  const bool tp_overlap = opt.Bool("tp_comm_overlap");
+  if (tp_overlap && !sp) {
+    throw opt.Fail("tp_comm_overlap",
+                   "needs sequence_parallel: true (it overlaps the "
+                   "all-gathers and reduce-scatters of sequence parallelism)");
+  }
+  const DataParallelOptimizer dpo = ReadDataParallelOptimizer(opt);
   opt.Finish();
 
   const ModelSpec& m = s.model;
@@ -153,6 +163,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   TensorLayerEmitter em(
       g, tr.precision, compute, sp,
       static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision));
+  if (tp_overlap) em.OverlapCommunication();
   // Folding (strategies/fold.h): only the first block of replicas computes; the others keep
   // their members of the data-parallel all-reduces as mirrors.
   const FoldDecision folding = DecideFold(s, ReplicaLayout{d, t, t});
@@ -173,49 +184,83 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   }
 
   // Gradient buckets of the data-parallel all-reduce, in reverse layer order (as DDP).
-  const double grad_bytes = TrainingBytesPerParam(tr.precision);
+  const double grad_bytes = dpo.GradBytes(tr.precision);
   const std::vector<GradientBucket> buckets = MakeGradientBuckets(w.layers, grad_bytes, bucket_cap);
+  // The distributed optimizer shards the step and its states d ways (a no-op with d = 1).
+  const bool shard = dpo.distributed && d > 1;
+  const StateSharding sharding{1, 1, dpo.OptimizerShards(d)};
+  const std::vector<int> bucket_of = BucketOfLayer(buckets, layers);
+  std::vector<std::vector<int>> data_groups(t);  // ranks j, j + t, j + 2t...
+  for (int j = 0; j < t; ++j) {
+    for (int q = 0; q < d; ++q) data_groups[j].push_back(q * t + j);
+  }
+  // Per bucket, per rank: the previous step's overlapped parameter all-gather, which the first
+  // forward of the bucket's layers waits for.
+  std::vector<std::vector<TaskId>> gathered;
 
   const int iterations = tr.warmup_iterations + tr.measured_iterations;
   for (int it = 0; it < iterations; ++it) {
     if (it == 0) {
       for (int r = 0; r < block; ++r) {
-        AddModelStates(g, TaskPlace{r, compute, 0, ""}, w.params, tr.precision);
+        AddModelStates(g, TaskPlace{r, compute, 0, ""}, w.params, tr.precision, sharding,
+                       dpo.StateGradBytes());
       }
     }
     std::vector<std::vector<TaskId>> grads_ready(layers, std::vector<TaskId>(gpus, -1));
     for (int mb = 0; mb < micro_batches; ++mb) {
       const std::string prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
-      for (const LayerCost& L : w.layers) em.Forward(L, tensor_groups, it, prefix, last);
+      for (int i = 0; i < layers; ++i) {
+        const TaskId from = g.next_id();
+        em.Forward(w.layers[i], tensor_groups, it, prefix, last);
+        if (mb == 0 && !gathered.empty() && bucket_of[i] >= 0) {
+          AwaitFirstTasks(g, from, compute, gathered[bucket_of[i]]);
+        }
+      }
       for (int i = layers - 1; i >= 0; --i) {
         em.Backward(w.layers[i], tensor_groups, it, prefix, last);
         grads_ready[i] = last;
       }
     }
+    gathered.clear();
     std::vector<std::vector<TaskId>> reduced;  // per bucket, per rank
     if (d > 1) {
-      std::vector<std::vector<int>> data_groups(t);  // ranks j, j + t, j + 2t...
-      for (int j = 0; j < t; ++j) {
-        for (int q = 0; q < d; ++q) data_groups[j].push_back(q * t + j);
-      }
       for (size_t k = 0; k < buckets.size(); ++k) {
-        reduced.push_back(
-            AddGroupCollectives(g, data_groups, CollectiveKind::kAllReduce,
-                                buckets[k].params * grad_bytes, tr.precision, comm, it,
-                                "it" + std::to_string(it) + "/allreduce/bucket" + std::to_string(k),
-                                grads_ready[buckets[k].ready_after_layer]));
+        reduced.push_back(AddGroupCollectives(
+            g, data_groups, shard ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+            buckets[k].params * grad_bytes, dpo.GradDType(tr.precision), comm, it,
+            "it" + std::to_string(it) + (shard ? "/reduce_scatter/bucket" : "/allreduce/bucket") +
+                std::to_string(k),
+            grads_ready[buckets[k].ready_after_layer]));
         for (int r = block; r < gpus; ++r)
           g.SetMirror(reduced.back()[r], reduced.back()[r % block]);
       }
     }
     for (int r = 0; r < block; ++r) {
-      Task step = AdamStepTask(w.params, tr.precision);
+      Task step = AdamStepTask(shard ? w.params / d : w.params, tr.precision);
       step.rank = r;
       step.stream = compute;
       step.iteration = it;
       step.name = "it" + std::to_string(it) + "/adam";
       for (const auto& members : reduced) step.deps.push_back(members[r]);
       last[r] = g.Add(std::move(step));
+    }
+    if (shard) {
+      // The updated parameters, bucket by bucket in the order the next forward uses them.
+      gathered.assign(buckets.size(), {});
+      for (size_t k = buckets.size(); k-- > 0;) {
+        const std::vector<TaskId> ag = AddGroupCollectives(
+            g, data_groups, CollectiveKind::kAllGather,
+            buckets[k].params * TrainingBytesPerParam(tr.precision), tr.precision,
+            dpo.overlap_param_gather ? comm : compute, it,
+            "it" + std::to_string(it) + "/param_all_gather/bucket" + std::to_string(k), last);
+        for (int r = block; r < gpus; ++r) g.SetMirror(ag[r], ag[r % block]);
+        if (dpo.overlap_param_gather) {
+          gathered[k] = ag;
+        } else {
+          for (int r = 0; r < block; ++r) last[r] = ag[r];
+        }
+      }
+      if (!dpo.overlap_param_gather) gathered.clear();
     }
   }
 
@@ -227,10 +272,19 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
                 w.params / 1e6);
   plan.notes.push_back(buf);
   if (crosses_servers) plan.notes.push_back("tensor groups span servers");
-  plan.notes.push_back("memory per GPU: model states " +
-                       FormatBytes(AdamStateBytes(w.params, tr.precision).Total()) +
-                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
-                       std::string(ToString(w.recompute)) + ")");
+  if (shard) {
+    plan.notes.push_back("distributed optimizer: " + std::to_string(buckets.size()) +
+                         " gradient bucket(s) reduce-scattered over the " + std::to_string(d) +
+                         " replicas, Adam on 1/" + std::to_string(d) +
+                         " of the parameters, parameters " +
+                         (dpo.overlap_param_gather ? "all-gathered overlapping the next forward"
+                                                   : "all-gathered after the step"));
+  }
+  plan.notes.push_back(
+      "memory per GPU: model states " +
+      FormatBytes(AdamStateBytes(w.params, tr.precision, sharding, dpo.StateGradBytes()).Total()) +
+      ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
+      std::string(ToString(w.recompute)) + ")");
   return plan;
 }
 

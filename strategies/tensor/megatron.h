@@ -34,7 +34,10 @@
 // lists them.
 //
 // Data parallelism: ranks j, j+t, j+2t... hold the same shard and all-reduce its gradients in
-// buckets during the last micro-batch's backward (overlapped, as DDP).
+// buckets during the last micro-batch's backward (overlapped, as DDP); with the distributed
+// optimizer they reduce-scatter them instead, step on 1/d and all-gather the parameters
+// (strategies/distributed_optimizer.h). tp_comm_overlap decomposes sequence parallelism's
+// collectives with their GEMMs (strategies/tensor/tp_layer.h).
 #ifndef STRATASIM_STRATEGIES_TENSOR_MEGATRON_H_
 #define STRATASIM_STRATEGIES_TENSOR_MEGATRON_H_
 

@@ -142,5 +142,91 @@ TEST(TensorParallel, FullRecomputationReRunsTheForwardAllReduces) {
   EXPECT_EQ(traffic.at(CollectiveKind::kAllReduce).first, 6);  // 2 fwd + 2 recompute + 2 bwd
 }
 
+// Bytes rank 0 sends for tasks whose name holds `name`: collectives at ring volume ((t-1)/t of
+// the buffer for a reduce-scatter or all-gather), transfers in full.
+double SentByRank0(const Plan& p, const std::string& name) {
+  double sent = 0;
+  for (const Collective& c : p.graph.collectives()) {
+    if (c.ranks.front() != 0) continue;
+    if (p.graph.task(c.members[0]).name.str().find(name) == std::string::npos) continue;
+    const double n = static_cast<double>(c.ranks.size());
+    sent += (c.kind == CollectiveKind::kAllReduce ? 2 : 1) * (n - 1) / n * c.bytes;
+  }
+  for (const Task& t : p.graph.tasks()) {
+    if (t.kind == TaskKind::kSend && t.rank == 0 && t.name.str().find(name) != std::string::npos)
+      sent += t.bytes;
+  }
+  return sent;
+}
+
+TEST(TensorParallel, CommOverlapSplitsTheCollectivesIntoChunksBesideTheirGemms) {
+  const Scenario s = Small(4, 2, 2);
+  const Plan sp = PlanTensorParallel(s, Spec({{"degree", "4"}, {"sequence_parallel", "true"}}));
+  const Plan ov = PlanTensorParallel(
+      s, Spec({{"degree", "4"}, {"sequence_parallel", "true"}, {"tp_comm_overlap", "true"}}));
+  // The same bytes per rank, forward and backward, now point to point.
+  EXPECT_GT(SentByRank0(sp, "/layer1/"), 0);
+  EXPECT_DOUBLE_EQ(SentByRank0(ov, "/layer1/"), SentByRank0(sp, "/layer1/"));
+  EXPECT_TRUE(LayerTraffic(ov, "/layer1/").empty());
+  // qkv's forward: 4 GEMM chunks of a quarter of the FLOPs each, 3 ring steps of b s h / 4.
+  const double bsh_bytes = 2.0 * 128 * 256 * 2;
+  double gemm_flops = 0, plain_flops = 0;
+  int chunks = 0, sends = 0;
+  for (const Task& t : ov.graph.tasks()) {
+    if (t.rank != 0) continue;
+    const std::string name = t.name.str();
+    if (name.rfind("it0/mb0/layer1/qkv/fwd/chunk", 0) == 0) {
+      gemm_flops += t.flops;
+      ++chunks;
+    }
+    if (t.kind == TaskKind::kSend && name.rfind("it0/mb0/layer1/qkv/tp_all_gather/", 0) == 0) {
+      EXPECT_DOUBLE_EQ(t.bytes, bsh_bytes / 4);
+      EXPECT_EQ(t.peer, 1);  // the next rank of the ring
+      EXPECT_EQ(ov.graph.streams()[t.stream], "tp_send");
+      ++sends;
+    }
+  }
+  for (const Task& t : sp.graph.tasks()) {
+    if (t.rank == 0 && t.name.str() == "it0/mb0/layer1/qkv/fwd") plain_flops = t.flops;
+  }
+  EXPECT_EQ(chunks, 4);
+  EXPECT_EQ(sends, 3);
+  EXPECT_DOUBLE_EQ(gemm_flops, plain_flops);
+  // Step 1's GEMM chunk waits for the chunk received at step 0.
+  for (const Task& t : ov.graph.tasks()) {
+    if (t.rank != 0 || t.name.str() != "it0/mb0/layer1/qkv/fwd/chunk1") continue;
+    bool waits = false;
+    for (TaskId d : t.deps) waits = waits || ov.graph.task(d).kind == TaskKind::kRecv;
+    EXPECT_TRUE(waits);
+  }
+  // The row-parallel GEMM's partial chunks are summed after the three transfers arrive.
+  int sums = 0;
+  for (const Task& t : ov.graph.tasks()) {
+    if (t.rank != 0 || t.name.str() != "it0/mb0/layer1/proj/tp_reduce_scatter/sum") continue;
+    int recvs = 0;
+    for (TaskId d : t.deps) recvs += ov.graph.task(d).kind == TaskKind::kRecv;
+    EXPECT_EQ(recvs, 3);
+    ++sums;
+  }
+  EXPECT_EQ(sums, 1);
+}
+
+TEST(TensorParallel, CommOverlapNeedsSequenceParallelism) {
+  EXPECT_EQ(
+      testing::PlanErrorOf(Small(4, 2, 2), Spec({{"degree", "4"}, {"tp_comm_overlap", "true"}})),
+      "s.yaml:9:5: strategies[0].options.tp_comm_overlap = \"true\": needs "
+      "sequence_parallel: true (it overlaps the all-gathers and reduce-scatters of sequence "
+      "parallelism)");
+  EXPECT_EQ(
+      testing::PlanErrorOf(
+          Small(4, 2, 2),
+          testing::SpecOf(
+              "3d", "3d",
+              {{"tensor", "2"}, {"stages", "2"}, {"data", "1"}, {"tp_comm_overlap", "true"}})),
+      "s.yaml:9:5: strategies[0].options.tp_comm_overlap = \"true\": needs "
+      "sequence_parallel: true (it overlaps the all-gathers and reduce-scatters of sequence "
+      "parallelism)");
+}
+
 }  // namespace
 }  // namespace stratasim

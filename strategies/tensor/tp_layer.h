@@ -10,10 +10,28 @@
 // The collectives sit on the compute stream, since the next kernel needs their result: tensor
 // parallel communication is exposed (category "tp"). Used by the tensor-parallel planner and by
 // pipeline stages that are tensor-parallel (3D parallelism).
+//
+// With OverlapCommunication() (option tp_comm_overlap; Transformer Engine's userbuffers
+// comm-GEMM overlap, Megatron's --tp-comm-overlap; Wang et al. 2023, "Overlap Communication
+// with Dependent Computation via Decomposition in Large Deep Learning Models", ASPLOS), each
+// sequence-parallel all-gather and the GEMM that consumes it, and each GEMM and the
+// reduce-scatter of its output, are decomposed into t steps along the GEMM's rows (the
+// sequence), as TE's point-to-point overlaps do:
+//   all-gather + GEMM (TE's ring exchange, split_overlap_ag_p2p): at step i each rank runs the
+//     GEMM on the sequence chunk it holds (its own at step 0) while sending that chunk on to
+//     the next rank of the ring; t GEMM chunks, t - 1 ring transfers of 1/t of the tensor;
+//   GEMM + reduce-scatter (TE's split_overlap_rs_p2p): each rank computes the output rows of
+//     every other rank's chunk first, sending each to its owner as soon as it is done, then its
+//     own; a reduction kernel sums the t partial chunks.
+// The transfers run on streams of their own ("tp_send", "tp_recv"), so a layer takes about
+// max(GEMM, communication) plus one chunk of the other; SimGrid resolves the overlap and the
+// links' sharing. Each rank sends (t-1)/t of the tensor, as the ring collective does.
+// Simplified: the SMs the communication kernels take from the GEMMs are not charged.
 #ifndef STRATASIM_STRATEGIES_TENSOR_TP_LAYER_H_
 #define STRATASIM_STRATEGIES_TENSOR_TP_LAYER_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/scenario.h"
@@ -27,6 +45,9 @@ namespace stratasim {
 bool IsColumnParallel(const OpCost& op);  // qkv, mlp_up, gate_up, logits
 bool IsRowParallel(const OpCost& op);     // proj, mlp_down, down, embed (vocabulary-parallel)
 
+// The option `tp_comm_overlap` of the tensor and 3d kinds.
+OptionSpec TpCommOverlapOption();
+
 // Checks that tensor degree `t` can split `model` (a transformer whose attention and
 // key/value heads t divides); throws opt.Fail(key, rule) otherwise.
 void CheckTensorDegree(const ModelSpec& model, int t, const OptionReader& opt,
@@ -38,6 +59,9 @@ class TensorLayerEmitter {
   TensorLayerEmitter(TaskGraph& g, DType dtype, int stream, bool sequence_parallel,
                      double comm_bytes)
       : g_(g), dtype_(dtype), stream_(stream), sp_(sequence_parallel), comm_bytes_(comm_bytes) {}
+
+  // Pipelines each sequence-parallel all-gather and reduce-scatter with its GEMM (above).
+  void OverlapCommunication() { overlap_ = true; }
 
   // Adds the forward (and the allocation of its saved activations) of `layer` on every rank of
   // every group in `groups`, which run in lock step. last[r] (indexed by rank) is the task rank
@@ -55,6 +79,28 @@ class TensorLayerEmitter {
   void Kernel(const std::string& name, const OpCost& op, const KernelCost& cost, Phase phase,
               const std::vector<std::vector<int>>& groups, int iteration,
               std::vector<TaskId>& last);
+  // The backward-input kernel of `op` and its collectives, not decomposed.
+  void BackwardInput(const std::string& name, const OpCost& op,
+                     const std::vector<std::vector<int>>& groups, int iteration,
+                     std::vector<TaskId>& last);
+  // Whether the collective next to GEMM `cost` is decomposed with it.
+  bool Overlapped(const KernelCost& cost, const std::vector<std::vector<int>>& groups) const;
+  // The all-gather before GEMM `cost` (kernel `name`) and the GEMM, in t overlapped steps.
+  void AllGatherGemm(const std::string& comm_name, const std::string& name, const OpCost& op,
+                     const KernelCost& cost, Phase phase,
+                     const std::vector<std::vector<int>>& groups, int iteration,
+                     std::vector<TaskId>& last);
+  // GEMM `cost` and the reduce-scatter of its output, in t overlapped steps and a reduction.
+  void GemmReduceScatter(const std::string& comm_name, const std::string& name, const OpCost& op,
+                         const KernelCost& cost, Phase phase,
+                         const std::vector<std::vector<int>>& groups, int iteration,
+                         std::vector<TaskId>& last);
+  // A transfer of `bytes` from `from` to `to` on the tp streams, after `dep` (if >= 0).
+  std::pair<TaskId, TaskId> Chunk(int from, int to, double bytes, const std::string& name,
+                                  Phase phase, int iteration, TaskId dep);
+  // One compute task of rank r after `deps`.
+  TaskId AddKernel(int r, const std::string& name, OpKind kind, const KernelCost& cost, Phase phase,
+                   int iteration, const std::vector<TaskId>& deps);
   void Memory(const std::string& name, double bytes, const std::vector<std::vector<int>>& groups,
               int iteration);
   void OpForward(const std::string& name, const OpCost& op, Phase phase,
@@ -67,6 +113,7 @@ class TensorLayerEmitter {
   int stream_;
   bool sp_;
   double comm_bytes_;
+  bool overlap_ = false;
 };
 
 }  // namespace stratasim
