@@ -16,6 +16,7 @@ using yaml::Map;
 TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
   Map m(r, f, {"global_batch", "micro_batch", "precision", "iterations", "seed"});
   TrainingSpec spec;
+  spec.precision_where = r.WhereOf(f);
   spec.global_batch = r.Int(m.Require("global_batch"), 1);
   if (auto micro = m.Get("micro_batch")) {
     spec.micro_batch = r.Int(*micro, 1);
@@ -27,6 +28,7 @@ TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
     std::optional<DType> d = ParseDType(r.String(*precision));
     if (!d) r.Fail(*precision, "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
     spec.precision = *d;
+    spec.precision_where = r.WhereOf(*precision);
   }
   if (auto iterations = m.Get("iterations")) {
     Map im(r, *iterations, {"warmup", "measured"});
