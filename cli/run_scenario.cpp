@@ -33,10 +33,13 @@ MetricsInput MetricsInputFor(const Scenario& scenario, const StrategySpec& spec,
   in.measured_iterations = s.training.measured_iterations;
   in.samples_per_iteration = samples_per_iteration;
   in.tokens_per_sample = tokens_per_sample;
+  // MFU's denominator is the dense peak of the training precision; for FP8 training it is the
+  // BF16 peak, so that FP8 and BF16 runs of one model compare on one scale, as NVIDIA's and
+  // most published FP8 MFU figures are given (docs/report-formats.md, "mfu").
+  const DType peak = StorageDType(s.training.precision);
   for (int r = 0; r < num_ranks; ++r) {
     const GpuSpec& gpu = s.cluster.GpuOfRank(r);
-    in.peak_flops_per_rank.push_back(
-        gpu.Supports(s.training.precision) ? gpu.Peak(s.training.precision) : 0.0);
+    in.peak_flops_per_rank.push_back(gpu.Supports(peak) ? gpu.Peak(peak) : 0.0);
     in.memory_capacity_per_rank.push_back(gpu.memory_bytes);
   }
   return in;

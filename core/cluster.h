@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "core/hardware.h"
 
 namespace stratasim {
@@ -61,6 +62,8 @@ struct ServerGroup {
   std::string name;
   int count = 1;  // servers in this group
   std::string gpu;
+  std::string gpu_path;      // "cluster.servers[0].gpu", for errors about the kind
+  SourceLocation gpu_where;  // where the kind is named
   int gpus_per_server = 1;
   std::optional<NvSwitchSpec> nvswitch;
   std::optional<NvLinkSpec> nvlink;

@@ -46,4 +46,6 @@ double BytesPerElement(DType d) {
   return 4;
 }
 
+DType StorageDType(DType precision) { return precision == DType::kFP8 ? DType::kBF16 : precision; }
+
 }  // namespace stratasim

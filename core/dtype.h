@@ -18,6 +18,12 @@ std::optional<DType> ParseDType(std::string_view text);
 // Storage size of one element (TF32 is stored as FP32; INT4 packs two per byte).
 double BytesPerElement(DType d);
 
+// The format activations, gradients, elementwise kernels and communication use when training
+// in `precision`. FP8 training runs only the GEMMs with weights in FP8 and keeps everything
+// else in BF16, as Transformer Engine trains (Micikevicius et al. 2022, "FP8 Formats for Deep
+// Learning", Section 4), so this is BF16 for FP8 and `precision` itself otherwise.
+DType StorageDType(DType precision);
+
 }  // namespace stratasim
 
 #endif  // STRATASIM_CORE_DTYPE_H_

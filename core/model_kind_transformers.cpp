@@ -49,8 +49,8 @@ void ReadTransformer(const ModelFields& m, ModelSpec* spec) {
   }
 }
 
-void ReadLlama(const ModelFields& m, ModelSpec* spec) {
-  ReadTransformer(m, spec);
+// kv_heads (default: heads), which must divide heads.
+void ReadKvHeads(const ModelFields& m, ModelSpec* spec) {
   m.Positive("kv_heads", &spec->kv_heads, nullptr);
   if (spec->kv_heads == 0) spec->kv_heads = spec->heads;
   if (spec->heads % spec->kv_heads != 0) {
@@ -62,19 +62,43 @@ void ReadLlama(const ModelFields& m, ModelSpec* spec) {
   }
 }
 
+void ReadLlama(const ModelFields& m, ModelSpec* spec) {
+  ReadTransformer(m, spec);
+  ReadKvHeads(m, spec);
+}
+
 void ReadMoe(const ModelFields& m, ModelSpec* spec) {
   ReadTransformer(m, spec);
   const yaml::Reader& r = m.reader();
-  spec->experts = r.Int(m.Require("experts", "kind moe needs it"), 1);
-  spec->top_k = 1;  // Switch Transformer routing (Fedus et al. 2022)
-  if (auto top_k = m.Get("top_k")) {
-    spec->top_k = r.Int(*top_k, 1);
-    if (spec->top_k > spec->experts) {
+  // A borrowed GPT preset has no experts; an MoE preset (mixtral-8x7b) gives them.
+  if (auto experts = m.Get("experts")) {
+    spec->experts = r.Int(*experts, 1);
+  } else if (spec->experts == 0) {
+    spec->experts = r.Int(m.Require("experts", "kind moe needs it"), 1);
+  }
+  if (spec->top_k == 0) spec->top_k = 1;  // Switch Transformer routing (Fedus et al. 2022)
+  if (auto top_k = m.Get("top_k")) spec->top_k = r.Int(*top_k, 1);
+  if (spec->top_k > spec->experts) {
+    if (auto top_k = m.Get("top_k")) {
       r.Fail(*top_k, "must be <= experts (" + std::to_string(spec->experts) + ")");
     }
+    r.Fail(*m.Get("experts"), "must be >= top_k (" + std::to_string(spec->top_k) + ")");
   }
-  spec->capacity_factor = 1.25;  // Fedus et al. 2022, Switch Transformer's training setting
+  // Fedus et al. 2022, Switch Transformer's training setting.
+  if (spec->capacity_factor == 0) spec->capacity_factor = 1.25;
   if (auto cf = m.Get("capacity_factor")) spec->capacity_factor = r.PositiveNumber(*cf);
+  if (spec->architecture.empty()) spec->architecture = "gpt";
+  if (auto arch = m.Get("architecture")) {
+    spec->architecture = r.String(*arch);
+    if (spec->architecture != "gpt" && spec->architecture != "llama") {
+      r.Fail(*arch, "must be one of: gpt, llama");
+    }
+  }
+  if (spec->architecture == "llama") {
+    ReadKvHeads(m, spec);
+  } else if (auto kv = m.Get("kv_heads")) {
+    r.Fail(*kv, "grouped-query attention needs architecture: llama");
+  }
 }
 
 // A transformer kind's entry without its presets: the shared keys (ffn_hidden defaulting to
@@ -156,10 +180,25 @@ ModelKind LlamaModelKind() {
 }
 
 ModelKind MoeModelKind() {
-  ModelKind k = TransformerKind(
-      "moe", "4 * hidden", {{"experts", "required"}, {"top_k", "1"}, {"capacity_factor", "1.25"}},
-      ", experts: 4", ReadMoe);
-  k.presets_from = "gpt";  // no presets of its own: a GPT preset gives the dense dimensions
+  ModelKind k = TransformerKind("moe", "4 * hidden (architecture llama: as kind llama)",
+                                {{"experts", "required"},
+                                 {"top_k", "1"},
+                                 {"capacity_factor", "1.25"},
+                                 {"architecture", "gpt"},
+                                 {"kv_heads", "heads (architecture llama only)"}},
+                                ", experts: 4", ReadMoe);
+  k.presets_from = "gpt";  // a GPT preset gives the dense dimensions of a GPT-style MoE
+  // Mixtral 8x7B: Jiang et al. 2024, "Mixtral of Experts", Table 1 (dim 4096, 32 layers,
+  // head_dim 128, hidden_dim 14336, 32 heads, 8 kv heads, 32k context, vocabulary 32000,
+  // 8 experts, top 2) and Section 2.1 (SwiGLU experts). Dropless: a capacity factor of 1 makes
+  // the experts compute exactly top_k x tokens slots, the active parameters' FLOPs.
+  ModelSpec mixtral =
+      Transformer("moe", "mixtral-8x7b", 32, 4096, 32, 32768, kLlama2Vocabulary, 8, 14336);
+  mixtral.experts = 8;
+  mixtral.top_k = 2;
+  mixtral.capacity_factor = 1.0;
+  mixtral.architecture = "llama";
+  k.presets = {mixtral};
   return k;
 }
 

@@ -45,6 +45,10 @@ struct ModelSpec {
   int experts = 0;
   int top_k = 0;
   double capacity_factor = 0;
+  // The dense design around the experts: "gpt" (GELU experts, biases, LayerNorm, learned
+  // positions, tied embeddings, dropout) or "llama" (SwiGLU experts, RMSNorm, rotary, no
+  // biases, untied output, no dropout, grouped-query attention over kv_heads), as Mixtral.
+  std::string architecture;
 
   // CNNs (resnet50, vgg16) and classifiers.
   int image_size = 0;  // square input images, pixels per side
@@ -66,7 +70,8 @@ struct TrainingSpec {
   int global_batch = 0;  // samples per iteration, over all replicas
   int micro_batch = 1;   // samples per forward/backward pass on one GPU
   DType precision = DType::kBF16;
-  int warmup_iterations = 1;  // simulated but not measured
+  SourceLocation precision_where;  // of training.precision (default: the `training` key)
+  int warmup_iterations = 1;       // simulated but not measured
   int measured_iterations = 2;
   std::uint64_t seed = 0;
 };

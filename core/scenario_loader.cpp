@@ -49,6 +49,7 @@
 
 #include "core/input_file.h"
 #include "core/limits.h"
+#include "core/model_presets.h"
 #include "core/scenario.h"
 #include "core/scenario_loader_sections.h"
 #include "core/yaml_util.h"
@@ -58,6 +59,30 @@ namespace {
 
 namespace sections = scenario_sections;
 
+// FP8 training runs the transformer layers' GEMMs in FP8 (models/fp8.h): every GPU must have
+// FP8 tensor cores, and the model must have such layers.
+// `key` names the precision in messages (a strategy's own is under strategies[i]).
+void CheckFp8(const Scenario& s, const std::string& key) {
+  const SourceLocation& at = s.training.precision_where;
+  for (const ServerGroup& g : s.cluster.groups) {
+    for (const GpuSpec& k : s.cluster.gpu_kinds) {
+      if (k.name != g.gpu || k.Supports(DType::kFP8)) continue;
+      throw ConfigError(at, key, "fp8",
+                        "FP8 GEMMs need FP8 tensor cores; GPU kind " + g.gpu + " (" + g.gpu_path +
+                            " at " + g.gpu_where.file + ":" + std::to_string(g.gpu_where.line) +
+                            ":" + std::to_string(g.gpu_where.column) + ") has none");
+    }
+  }
+  if (!IsTransformerKind(s.model.kind)) {
+    std::string kinds;
+    for (const std::string& k : TransformerKinds()) kinds += (kinds.empty() ? "" : ", ") + k;
+    throw ConfigError(at, key, "fp8",
+                      "FP8 training runs the linear layers of transformer layers in FP8, as "
+                      "Transformer Engine does: only for model kinds " +
+                          kinds + " (the model is " + s.model.kind + ")");
+  }
+}
+
 Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
   yaml::Map m(r, root, {"name", "cluster", "model", "training", "simulation", "strategies"});
   Scenario s;
@@ -66,11 +91,17 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
   s.cluster = sections::ReadCluster(r, m.Require("cluster"));
   s.model = sections::ReadModel(r, m.Require("model"));
   s.training = sections::ReadTraining(r, m.Require("training"));
+  if (s.training.precision == DType::kFP8) CheckFp8(s, "training.precision");
   if (auto simulation = m.Get("simulation")) {
     s.simulation = sections::ReadSimulation(r, *simulation);
   }
   if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
   s.strategies = sections::ReadStrategies(r, m.Require("strategies"), s.model, s.training);
+  for (const StrategySpec& spec : s.strategies) {
+    if (spec.training && spec.training->precision == DType::kFP8) {
+      CheckFp8(ScenarioFor(s, spec), spec.key_path + ".training.precision");
+    }
+  }
   return s;
 }
 

@@ -162,6 +162,8 @@ ClusterReader::GroupRead ClusterReader::Group(const Field& f, const std::vector<
 
   Field gpu = m.Require("gpu");
   g.gpu = Name(gpu);
+  g.gpu_path = gpu.path;
+  g.gpu_where = WhereOf(gpu);
   const GpuSpec* spec = FindBuiltinGpu(g.gpu);
   for (const GpuSpec& c : custom) {
     if (c.name == g.gpu) spec = &c;

@@ -573,11 +573,12 @@ TEST(LoadScenarioErrors, WrongTypes) {
                               "gpus_per_server: 4\n      FABRIC\n",
                               "  servers: {a: 1}\n")),
               3, 12, "cluster.servers", "must be a list, not a map");
-  ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
-              "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
-              "layers, hidden, heads, sequence, vocabulary, ffn_hidden, kv_heads, experts, top_k, "
-              "capacity_factor, image_size, classes, fanouts, feature_dim, graph_vertices, "
-              "graph_degree)");
+  ExpectError(
+      ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
+      "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
+      "layers, hidden, heads, sequence, vocabulary, ffn_hidden, kv_heads, experts, top_k, "
+      "capacity_factor, architecture, image_size, classes, fanouts, feature_dim, graph_vertices, "
+      "graph_degree)");
   ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
               "training.global_batch", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("name: base", "name: [a]")), 1, 7, "name",
@@ -783,7 +784,7 @@ TEST(LoadScenarioErrors, Model) {
               "unknown preset (known: gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-125m, "
               "gpt3-350m, gpt3-760m, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, "
               "bert-base, bert-large, llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, "
-              "llama3-405b, resnet50, vgg16, graphsage-reddit, graphsage-products)");
+              "llama3-405b, mixtral-8x7b, resnet50, vgg16, graphsage-reddit, graphsage-products)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  heads: 15")), 15, 10,
               "model.heads", "must divide hidden (1024)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  hidden: 1000")), 15, 11,
@@ -797,6 +798,51 @@ TEST(LoadScenarioErrors, Model) {
               "model.sequence", "required field missing (or name a preset)");
   ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: gpt2-medium\n  layers: 0")), 15, 11,
               "model.layers", "must be an integer >= 1");
+}
+
+TEST(LoadScenarioErrors, Fp8NeedsFp8TensorCoresAndTransformerLayers) {
+  // A100 has no FP8 units: the error is at training.precision and names the GPU kind and where
+  // the cluster uses it.
+  const ConfigError a100 = ErrorOf(Base("micro_batch: 4", "micro_batch: 4\n  precision: fp8"));
+  ExpectError(a100, 18, 14, "training.precision",
+              "FP8 GEMMs need FP8 tensor cores; GPU kind A100-SXM4-80GB "
+              "(cluster.servers[0].gpu at t.yaml:6:12) has none");
+  EXPECT_EQ(std::string(a100.what()),
+            "t.yaml:18:14: training.precision = \"fp8\": FP8 GEMMs need FP8 tensor cores; GPU "
+            "kind A100-SXM4-80GB (cluster.servers[0].gpu at t.yaml:6:12) has none");
+  // H100 has them; the model must be a transformer.
+  const std::string h100 = Replace(Base("micro_batch: 4", "micro_batch: 4\n  precision: fp8"),
+                                   "A100-SXM4-80GB", "H100-SXM5");
+  EXPECT_EQ(LoadScenarioText(h100, "t.yaml").training.precision, DType::kFP8);
+  ExpectError(ErrorOf(Replace(h100, "preset: gpt2-medium", "preset: resnet50")), 18, 14,
+              "training.precision",
+              "FP8 training runs the linear layers of transformer layers in FP8, as Transformer "
+              "Engine does: only for model kinds gpt, bert, llama, moe (the model is resnet50)");
+}
+
+TEST(LoadScenario, MixtralPresetAndLlamaStyleMoe) {
+  const Scenario s =
+      LoadScenarioText(Base("preset: gpt2-medium", "preset: mixtral-8x7b"), "t.yaml");
+  EXPECT_EQ(s.model.kind, "moe");
+  EXPECT_EQ(s.model.architecture, "llama");
+  EXPECT_EQ(s.model.experts, 8);
+  EXPECT_EQ(s.model.top_k, 2);
+  EXPECT_EQ(s.model.kv_heads, 8);
+  EXPECT_EQ(s.model.ffn_hidden, 14336);
+  // A GPT preset borrowed by kind moe stays GPT-style.
+  const Scenario g = LoadScenarioText(
+      Base("preset: gpt2-medium", "kind: moe\n  preset: gpt2-medium\n  experts: 4"), "t.yaml");
+  EXPECT_EQ(g.model.architecture, "gpt");
+  EXPECT_EQ(g.model.top_k, 1);
+  const std::string moe = "kind: moe\n  preset: gpt2-medium\n  experts: 4\n  ";
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", moe + "architecture: mamba")), 17, 17,
+              "model.architecture", "must be one of: gpt, llama");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", moe + "kv_heads: 4")), 17, 13, "model.kv_heads",
+              "grouped-query attention needs architecture: llama");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", moe + "architecture: llama\n  kv_heads: 3")), 18,
+              13, "model.kv_heads", "must divide heads (16)");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: mixtral-8x7b\n  experts: 1")), 15, 12,
+              "model.experts", "must be >= top_k (2)");
 }
 
 TEST(LoadScenarioErrors, Training) {
@@ -954,6 +1000,11 @@ TEST(LoadScenarioErrors, StrategyOverrides) {
   ExpectError(ErrorOf(std::string(kBase) + "    training: {precision: fp7}\n"), 21, 27,
               "strategies[0].training.precision",
               "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
+  // A strategy's own FP8 is checked as the scenario's is.
+  ExpectError(ErrorOf(std::string(kBase) + "    training: {precision: fp8}\n"), 21, 27,
+              "strategies[0].training.precision",
+              "FP8 GEMMs need FP8 tensor cores; GPU kind A100-SXM4-80GB (cluster.servers[0].gpu "
+              "at t.yaml:6:12) has none");
   ExpectError(ErrorOf(std::string(kBase) + "    model: {recompute: some}\n"), 21, 24,
               "strategies[0].model.recompute", "must be one of: none, selective, full");
   ExpectError(ErrorOf(std::string(kBase) + "    training: [fp16]\n"), 21, 15,

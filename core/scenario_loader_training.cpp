@@ -27,6 +27,7 @@ void ReadMicroBatchAndPrecision(const yaml::Reader& r, const Map& m, TrainingSpe
     std::optional<DType> d = ParseDType(r.String(*precision));
     if (!d) r.Fail(*precision, "unknown precision (known: fp32, tf32, fp16, bf16, fp8, int8)");
     spec.precision = *d;
+    spec.precision_where = r.WhereOf(*precision);
   }
 }
 
@@ -35,6 +36,7 @@ void ReadMicroBatchAndPrecision(const yaml::Reader& r, const Map& m, TrainingSpe
 TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
   Map m(r, f, {"global_batch", "micro_batch", "precision", "iterations", "seed"});
   TrainingSpec spec;
+  spec.precision_where = r.WhereOf(f);
   spec.global_batch = r.Int(m.Require("global_batch"), 1);
   ReadMicroBatchAndPrecision(r, m, spec);
   if (auto iterations = m.Get("iterations")) {

@@ -11,7 +11,9 @@ ModelStateBytes AdamStateBytes(double params, DType precision, StateSharding sha
   const double e = TrainingBytesPerParam(precision);
   const double master = e < 4 ? 4 : 0;  // FP32 training updates its weights in place
   ModelStateBytes b;
-  b.weights = params * e / sharding.weights;
+  // FP8 training's FP8 copy of the weights is sharded as the weights are.
+  const double fp8_copy = precision == DType::kFP8 ? BytesPerElement(DType::kFP8) : 0;
+  b.weights = params * (e + fp8_copy) / sharding.weights;
   b.gradients = params * (grad_bytes_per_param > 0 ? grad_bytes_per_param : e) / sharding.gradients;
   b.optimizer = params * (master + 8) / sharding.optimizer;
   return b;

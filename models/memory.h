@@ -29,9 +29,12 @@ struct ModelStateBytes {
 
 // Adam with mixed precision (ZeRO §3.1): 16-bit weights and gradients (2 + 2 bytes per
 // parameter) and FP32 master weights, momentum and variance (4 + 4 + 4): 16 bytes in all. In
-// FP32/TF32 training the weights are their own master copy: 4 + 4 + 8. FP8/INT8 training keeps
-// 16-bit weights and gradients (the low-precision copies are transient), as Transformer Engine
-// does.
+// FP32/TF32 training the weights are their own master copy: 4 + 4 + 8. FP8 training keeps BF16
+// weights and gradients and the FP32 optimizer states, and adds the FP8 copy of the weights
+// that the GEMMs read (1 byte; Transformer Engine keeps it between the steps, as its
+// Float8Tensor weight cache, and rebuilds it after each step): 2 + 1 + 2 + 12 = 17 bytes,
+// the FP8 copy counted with the weights. INT8 training keeps 16-bit weights and gradients (its
+// low-precision copies are transient).
 // `grad_bytes_per_param` > 0 replaces the gradients' bytes per parameter: 4 for Megatron's FP32
 // main gradients (DistributedDataParallelConfig.grad_reduce_in_fp32), which make 2 + 4 + 12 =
 // 18 bytes per parameter, or 6 + 12/d with the distributed optimizer (optimizer states sharded

@@ -14,7 +14,10 @@ TEST(Memory, MixedPrecisionAdamIs16BytesPerParameter) {
   EXPECT_DOUBLE_EQ(b.optimizer, 12e9);  // FP32 master, momentum, variance
   EXPECT_DOUBLE_EQ(b.Total(), 16e9);
   EXPECT_DOUBLE_EQ(AdamStateBytes(1e9, DType::kFP32).Total(), 16e9);  // 4 + 4 + 8
-  EXPECT_DOUBLE_EQ(AdamStateBytes(1e9, DType::kFP8).Total(), 16e9);   // 16-bit copies kept
+  // BF16 weights and gradients, FP32 master and moments, and the FP8 weight copy.
+  EXPECT_DOUBLE_EQ(AdamStateBytes(1e9, DType::kFP8).Total(), 17e9);
+  EXPECT_DOUBLE_EQ(AdamStateBytes(1e9, DType::kFP8).weights, 3e9);
+  EXPECT_DOUBLE_EQ(AdamStateBytes(1e9, DType::kFP8, {4, 1, 1}).weights, 0.75e9);
 }
 
 TEST(Memory, ZeroStagesDivideTheirPart) {

@@ -5,14 +5,22 @@
 
 #include "core/error.h"
 #include "models/gpt.h"
+#include "models/llama.h"
 #include "models/spec_check.h"
 #include "models/transformer.h"
 
 namespace stratasim {
 namespace {
 
+bool LlamaStyle(const ModelSpec& s) { return s.architecture == "llama"; }
+
 void Check(const ModelSpec& s) {
   CheckTransformerSpec(s);
+  if (!s.architecture.empty() && s.architecture != "gpt" && !LlamaStyle(s)) {
+    FailModel(s, "architecture", s.architecture, "must be gpt or llama");
+  }
+  const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
+  if (s.heads % kv != 0) FailModel(s, "kv_heads", std::to_string(s.kv_heads), "must divide heads");
   RequirePositive(s, "experts", s.experts);
   if (s.top_k < 1 || s.top_k > s.experts) {
     FailModel(s, "top_k", std::to_string(s.top_k), "must be in [1, experts]");
@@ -24,7 +32,32 @@ void Check(const ModelSpec& s) {
 
 }  // namespace
 
+TransformerLayerShape MoeLayerShape(const ModelSpec& spec, int micro_batch, DType dtype) {
+  TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
+  x.experts = spec.experts;
+  x.top_k = spec.top_k;
+  x.capacity_factor = spec.capacity_factor;
+  if (LlamaStyle(spec)) {
+    x.kv_heads = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
+    x.ffn_hidden = LlamaFfnHidden(spec);
+    x.rms_norm = true;
+    x.swiglu = true;
+    x.rotary = true;
+    x.dropout = false;
+    x.bias = false;
+  }
+  return x;
+}
+
 double MoeParameterCount(const ModelSpec& s) {
+  if (LlamaStyle(s)) {
+    // Embedding and untied output V h each, final RMSNorm h, and per layer the attention
+    // h (h + 2 kv) + h^2, two RMSNorms 2h, the gate h E and E SwiGLU experts of 3 h f.
+    const double l = s.layers, h = s.hidden, V = s.vocabulary, E = s.experts;
+    const double f = LlamaFfnHidden(s);
+    const double kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * (h / s.heads);
+    return 2 * V * h + h + l * (h * (h + 2 * kv) + h * h + 2 * h + h * E + E * 3 * h * f);
+  }
   const double l = s.layers, h = s.hidden, V = s.vocabulary, seq = s.sequence, E = s.experts;
   return (V + seq) * h + 2 * h + l * (4 * h * h + 4 * h + 4 * h + h * E + E * (8 * h * h + 5 * h));
 }
@@ -32,10 +65,8 @@ double MoeParameterCount(const ModelSpec& s) {
 Workload BuildMoe(const ModelSpec& spec, int micro_batch, DType dtype) {
   Check(spec);
   CheckMicroBatch(spec, micro_batch);
-  TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
-  x.experts = spec.experts;
-  x.top_k = spec.top_k;
-  x.capacity_factor = spec.capacity_factor;
+  const TransformerLayerShape x = MoeLayerShape(spec, micro_batch, dtype);
+  const bool llama = LlamaStyle(spec);
   const double tokens = x.micro_batch * x.sequence, e = x.bytes_per_element;
   Workload w;
   w.kind = spec.kind;
@@ -43,13 +74,14 @@ Workload BuildMoe(const ModelSpec& spec, int micro_batch, DType dtype) {
   w.micro_batch = micro_batch;
   w.tokens_per_sample = spec.sequence;
   w.input_bytes = tokens * 4;
-  w.layers.push_back(
-      EmbeddingLayer(tokens, spec.hidden, spec.vocabulary, spec.sequence, e, /*dropout=*/true));
+  // GPT style: learned positions and dropout; llama style: rotary positions, no dropout.
+  w.layers.push_back(EmbeddingLayer(tokens, spec.hidden, spec.vocabulary, llama ? 0 : spec.sequence,
+                                    e, /*dropout=*/!llama));
   for (int i = 0; i < spec.layers; ++i) {
     w.layers.push_back(TransformerLayer("layer" + std::to_string(i), x));
   }
   w.layers.push_back(LmHeadLayer("head", tokens, spec.hidden, spec.vocabulary, e,
-                                 /*tied=*/true, /*rms_norm=*/false));
+                                 /*tied=*/!llama, /*rms_norm=*/llama));
   FinalizeWorkload(w);
   return w;
 }

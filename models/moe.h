@@ -14,16 +14,26 @@
 #include <vector>
 
 #include "core/scenario.h"
+#include "models/transformer.h"
 #include "models/workload.h"
 
 namespace stratasim {
+
+// model.architecture (ModelSpec) chooses the dense design around the experts: "gpt" (the
+// default) as above, or "llama" as Mixtral (Jiang et al. 2024, "Mixtral of Experts", Section 2
+// and the released configuration): SwiGLU experts of width ffn_hidden, RMSNorm, rotary
+// positions, grouped-query attention over kv_heads, no biases, no dropout, an untied output.
+
+// The shape of one MoE layer of `spec` (its experts, norm, MLP and attention variants).
+TransformerLayerShape MoeLayerShape(const ModelSpec& spec, int micro_batch, DType dtype);
 
 // Per micro-batch of `micro_batch` sequences, without recomputation. Throws ConfigError for
 // experts < 1, top_k outside [1, experts] or capacity_factor <= 0.
 Workload BuildMoe(const ModelSpec& spec, int micro_batch, DType dtype);
 
-// Embedding (V + s) h + final norm 2h + l (attention 4h^2 + 4h, norms 4h, gate h E,
-// E experts of 8h^2 + 5h) for the default MLP width 4h.
+// GPT style: embedding (V + s) h + final norm 2h + l (attention 4h^2 + 4h, norms 4h, gate h E,
+// E experts of 8h^2 + 5h) for the default MLP width 4h. Llama style: 2 V h + h + l (attention
+// h (h + 2 kv) + h^2, norms 2h, gate h E, E experts of 3 h f).
 double MoeParameterCount(const ModelSpec& spec);
 
 // Bytes of the two all-to-alls of one MoE layer under expert parallelism, as N x N row-major

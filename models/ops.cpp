@@ -9,9 +9,11 @@ OpCost Linear(const std::string& name, double m, double k, double n, double e) {
   op.name = name;
   op.kind = OpKind::kGemm;
   const double bytes = e * (m * k + k * n + m * n);
-  op.forward = KernelCost{2 * m * k * n, bytes, GemmShape{m, n, k, 1}};
-  op.backward_input = KernelCost{2 * m * k * n, bytes, GemmShape{m, k, n, 1}};   // dY W^T
-  op.backward_weight = KernelCost{2 * m * k * n, bytes, GemmShape{k, n, m, 1}};  // X^T dY
+  op.forward = KernelCost{2 * m * k * n, bytes, GemmShape{m, n, k, 1}, std::nullopt};
+  op.backward_input =
+      KernelCost{2 * m * k * n, bytes, GemmShape{m, k, n, 1}, std::nullopt};  // dY W^T
+  op.backward_weight =
+      KernelCost{2 * m * k * n, bytes, GemmShape{k, n, m, 1}, std::nullopt};  // X^T dY
   op.saved_bytes = e * m * k;
   return op;
 }
@@ -22,8 +24,9 @@ OpCost BatchedMatmul(const std::string& name, double batch, double m, double k, 
   op.name = name;
   op.kind = OpKind::kAttention;
   const double bytes = batch * e * (m * k + k * n + m * n);
-  op.forward = KernelCost{2 * batch * m * k * n, bytes, GemmShape{m, n, k, batch}};
-  op.backward_input = KernelCost{4 * batch * m * k * n, 2 * bytes, GemmShape{m, k, n, 2 * batch}};
+  op.forward = KernelCost{2 * batch * m * k * n, bytes, GemmShape{m, n, k, batch}, std::nullopt};
+  op.backward_input =
+      KernelCost{4 * batch * m * k * n, 2 * bytes, GemmShape{m, k, n, 2 * batch}, std::nullopt};
   return op;
 }
 

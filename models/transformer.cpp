@@ -116,10 +116,19 @@ LayerCost TransformerLayer(const std::string& name, const TransformerLayerShape&
     gate.saved_bytes = tokens * x.experts * 4;
     add(gate);
     add(Elementwise("dispatch", slots * h, e, 1, 1));
-    add(ExpertLinear("expert_up", x.experts, capacity, h, f, e));
-    OpCost act = Elementwise("expert_gelu", slots * f, e, 1, 1);
-    act.saved_bytes = slots * f * e;
-    add(act);
+    if (x.swiglu) {
+      // Mixtral's experts are SwiGLU MLPs (Jiang et al. 2024, Section 2.1): the gate and up
+      // projections as one GEMM of width 2f, then SiLU-gating, as the dense SwiGLU MLP.
+      add(ExpertLinear("expert_gate_up", x.experts, capacity, h, 2 * f, e));
+      OpCost act = Elementwise("expert_swiglu", slots * f, e, 2, 1);
+      act.saved_bytes = 2 * slots * f * e;  // both branches
+      add(act);
+    } else {
+      add(ExpertLinear("expert_up", x.experts, capacity, h, f, e));
+      OpCost act = Elementwise("expert_gelu", slots * f, e, 1, 1);
+      act.saved_bytes = slots * f * e;
+      add(act);
+    }
     add(ExpertLinear("expert_down", x.experts, capacity, f, h, e));
     add(Elementwise("combine", slots * h, e, 1, 1));
   } else if (x.swiglu) {

@@ -30,8 +30,9 @@ struct TransformerLayerShape {
   bool rotary = false;     // LLaMA: rotary position embedding applied to Q and K
   bool dropout = true;     // GPT and BERT train with dropout; LLaMA does not
   bool bias = true;        // GPT and BERT linear layers have biases; LLaMA's have none
-  // Mixture of experts (experts > 0): the MLP becomes a gate and `experts` expert MLPs, each
-  // taking at most capacity = ceil(capacity_factor * top_k * tokens / experts) tokens.
+  // Mixture of experts (experts > 0): the MLP becomes a gate and `experts` expert MLPs (SwiGLU
+  // ones when `swiglu`), each taking at most capacity = ceil(capacity_factor * top_k * tokens /
+  // experts) tokens.
   double experts = 0;
   double top_k = 1;
   double capacity_factor = 1;

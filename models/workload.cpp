@@ -6,6 +6,7 @@
 #include "core/model_presets.h"
 #include "models/bert.h"
 #include "models/cnn.h"
+#include "models/fp8.h"
 #include "models/gpt.h"
 #include "models/graphsage.h"
 #include "models/llama.h"
@@ -112,7 +113,14 @@ const KindBuilder& BuilderOf(const ModelSpec& spec) {
 
 Workload BuildWorkload(const ModelSpec& spec, int micro_batch, DType dtype, std::uint64_t seed,
                        int batch_index) {
-  Workload w = BuilderOf(spec).build(spec, micro_batch, dtype, seed, batch_index);
+  const bool fp8 = dtype == DType::kFP8;
+  if (fp8 && !IsTransformerKind(spec.kind)) {
+    FailModel(spec, "kind", spec.kind,
+              "FP8 training runs transformer layers' linear GEMMs in FP8: only for kinds " +
+                  JoinNames(TransformerKinds()));
+  }
+  Workload w = BuilderOf(spec).build(spec, micro_batch, StorageDType(dtype), seed, batch_index);
+  if (fp8) ApplyFp8Training(w);
   if (spec.recompute == Recompute::kSelective && !IsTransformerKind(spec.kind)) {
     FailModel(spec, "recompute", "selective",
               "selective recomputation drops attention activations: only for kinds " +

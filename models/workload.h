@@ -10,6 +10,7 @@
 #define STRATASIM_MODELS_WORKLOAD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct KernelCost {
   double flops = 0;
   double bytes = 0;  // device-memory traffic
   GemmShape gemm;    // set for matrix products
+  // The format the kernel computes in when it is not the workload's (FP8 GEMMs, models/fp8.h);
+  // unset: the emitter's dtype (the workload's, StorageDType of the training precision).
+  std::optional<DType> dtype;
 
   bool empty() const { return flops <= 0 && bytes <= 0; }
 };
@@ -44,6 +48,8 @@ struct OpCost {
   bool attention_core = false;
   // Set by ApplyRecompute: the forward runs again just before the layer's backward.
   bool recomputed = false;
+  // An FP8 cast kernel of the GEMM of that name in the same layer (models/fp8.h).
+  std::string fp8_cast_of;
 
   double BackwardFlops() const { return backward_input.flops + backward_weight.flops; }
 };
@@ -72,7 +78,8 @@ struct Workload {
   std::string kind;               // ModelSpec::kind
   std::vector<LayerCost> layers;  // in forward order
   double params = 0;
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // of activations and elementwise kernels (BF16 in FP8 training)
+  bool fp8 = false;            // FP8 training: the linear GEMMs run in FP8 (models/fp8.h)
   int micro_batch = 1;
   double tokens_per_sample = 0;  // sequence length for language models; 0 for CNNs and GNNs
   double input_bytes = 0;        // per micro-batch, loaded from the host (tokens, images, features)
@@ -86,8 +93,9 @@ struct Workload {
 };
 
 // Builds `spec` for micro-batches of `micro_batch` samples in `dtype`, with the recomputation
-// `spec` asks for. `seed` drives the randomness of workloads that have some (GraphSAGE's
-// neighbour sampling: mini-batch `batch_index`). Throws ConfigError at spec.where for
+// `spec` asks for. dtype kFP8 is FP8 training: a BF16 workload whose linear GEMMs run in FP8
+// (models/fp8.h); transformer kinds only. `seed` drives the randomness of workloads that have some
+// (GraphSAGE's neighbour sampling: mini-batch `batch_index`). Throws ConfigError at spec.where for
 // dimensions a model cannot have.
 Workload BuildWorkload(const ModelSpec& spec, int micro_batch, DType dtype, std::uint64_t seed = 0,
                        int batch_index = 0);

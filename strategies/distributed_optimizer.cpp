@@ -30,7 +30,7 @@ double DataParallelOptimizer::GradBytes(DType precision) const {
 }
 
 DType DataParallelOptimizer::GradDType(DType precision) const {
-  return fp32_grads ? DType::kFP32 : precision;
+  return fp32_grads ? DType::kFP32 : StorageDType(precision);
 }
 
 DataParallelOptimizer ReadDataParallelOptimizer(OptionReader& opt) {

@@ -13,7 +13,7 @@ Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype
   t.phase = phase;
   t.name = Name::Join(at.prefix, name);
   t.op = op;
-  t.dtype = dtype;
+  t.dtype = cost.dtype.value_or(dtype);  // an FP8 GEMM's own format, else the workload's
   t.flops = cost.flops;
   t.bytes = cost.bytes;
   t.gemm = cost.gemm;
@@ -45,6 +45,7 @@ TaskId AddForward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskP
                   TaskId after) {
   TaskId last = after;
   for (const OpCost& op : layer.ops) {
+    if (op.forward.empty()) continue;  // a backward-only kernel (FP8's gradient cast)
     last = Chain(g,
                  Kernel(at, layer.name + "/" + op.name + "/fwd", op.kind, dtype, op.forward,
                         Phase::kForward),

@@ -62,6 +62,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
   // sampled mini-batch for all of them.
   const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
   const double grad_bytes = TrainingBytesPerParam(tr.precision);
+  const DType act = StorageDType(tr.precision);  // of kernels and gradients (BF16 in FP8)
   const std::vector<GradientBucket> buckets = MakeGradientBuckets(w.layers, grad_bytes, bucket_cap);
   double grad_total = 0;
   for (const GradientBucket& b : buckets) grad_total += b.params * grad_bytes;
@@ -100,9 +101,9 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
       TaskId last = -1;
       for (int mb = 0; mb < micro_batches; ++mb) {
         at.prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
-        for (const LayerCost& layer : w.layers) last = AddForward(g, layer, tr.precision, at, last);
+        for (const LayerCost& layer : w.layers) last = AddForward(g, layer, act, at, last);
         for (int i = static_cast<int>(w.layers.size()) - 1; i >= 0; --i) {
-          last = AddBackward(g, w.layers[i], tr.precision, at, last);
+          last = AddBackward(g, w.layers[i], act, at, last);
           grads_ready[r][i] = last;
         }
       }
@@ -116,7 +117,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
       c.kind = CollectiveKind::kAllReduce;
       c.ranks = all;
       c.bytes = buckets[k].params * grad_bytes;
-      c.dtype = tr.precision;
+      c.dtype = act;
       c.algorithm = algorithm;
       Task member;
       member.stream = comm;

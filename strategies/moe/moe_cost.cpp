@@ -10,7 +10,11 @@ MoeCostModel MakeMoeCostModel(const Scenario& s, const MoeSetup& st) {
   MoeCostModel m;
   const GpuSpec& gpu = s.cluster.GpuOfRank(0);
   const double flops = gpu.Peak(st.dtype) * s.simulation.compute_efficiency;
-  m.token_s = 4 * st.hidden * st.ffn_hidden / flops;
+  // A token through one expert: 2 FLOPs per weight, 2 (GELU) or 3 (SwiGLU) matrices of h x f,
+  // at the FP8 peak when the expert GEMMs run in FP8.
+  const double expert_flops =
+      st.fp8 ? gpu.Peak(DType::kFP8) * s.simulation.compute_efficiency : flops;
+  m.token_s = (st.swiglu ? 6 : 4) * st.hidden * st.ffn_hidden / expert_flops;
   double bw = std::numeric_limits<double>::infinity();
   for (const ServerGroup& g : s.cluster.groups) {
     double link = 0;

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "models/fp8.h"
 #include "models/memory.h"
 #include "strategies/layer_tasks.h"
 
@@ -16,21 +17,33 @@ bool IsGemmClass(const OpCost& op) {
   return op.kind == OpKind::kGemm || op.kind == OpKind::kAttention;
 }
 
-// The kernels of `ops` for one pass as two fused costs: matrix products and memory-bound kernels.
+// The kernels of `ops` for one pass as fused costs: matrix products, FP8 matrix products (FP8
+// training, models/fp8.h) and memory-bound kernels.
 struct Fused {
   KernelCost gemm;
+  KernelCost fp8;
   KernelCost mem;
 };
 
 Fused Fuse(const std::vector<OpCost>& ops, bool backward) {
   Fused f;
-  double largest = -1;
+  f.fp8.dtype = DType::kFP8;
+  double largest = -1, largest_fp8 = -1;
   for (const OpCost& op : ops) {
     KernelCost c = op.forward;
     if (backward) {
       c = op.backward_input;
       c.flops += op.backward_weight.flops;
       c.bytes += op.backward_weight.bytes;
+    }
+    if (IsFp8Gemm(op)) {
+      f.fp8.flops += c.flops;
+      f.fp8.bytes += c.bytes;
+      if (c.flops > largest_fp8) {
+        largest_fp8 = c.flops;
+        f.fp8.gemm = c.gemm;
+      }
+      continue;
     }
     KernelCost& into = IsGemmClass(op) ? f.gemm : f.mem;
     into.flops += c.flops;
@@ -86,7 +99,7 @@ class Builder {
     Task k = Base(rank, compute_, ph, name);
     k.kind = TaskKind::kCompute;
     k.op = op;
-    k.dtype = st_.dtype;
+    k.dtype = c.dtype.value_or(st_.dtype);  // FP8 GEMMs carry their own
     k.flops = c.flops;
     k.bytes = c.bytes;
     k.gemm = c.gemm;
@@ -113,6 +126,9 @@ class Builder {
     const Phase ph = backward ? Phase::kBackward : Phase::kForward;
     const std::string pass = backward ? "/bwd" : "/fwd";
     TaskId last = after;
+    if (!f.fp8.empty()) {
+      last = Kernel(r, ph, name + "/gemm_fp8" + pass, OpKind::kGemm, f.fp8, {last});
+    }
     if (!f.gemm.empty()) last = Kernel(r, ph, name + "/gemm" + pass, OpKind::kGemm, f.gemm, {last});
     if (!f.mem.empty()) {
       last = Kernel(r, ph, name + "/elementwise" + pass, OpKind::kElementwise, f.mem, {last});
@@ -133,12 +149,33 @@ class Builder {
     const double h = st_.hidden, f = st_.ffn_hidden, e = BytesPerElement(st_.dtype);
     const double w = std::max(sets, 1);
     const double factor = backward ? 2 : 1;  // input and weight gradients of both products
+    const double mats = st_.swiglu ? 3 : 2;  // h x f matrices per expert
     KernelCost gemm;
-    gemm.flops = factor * 2 * (2 * tokens * h * f);
-    gemm.bytes = factor * e * (2 * tokens * h + 2 * tokens * f + 2 * w * h * f);
-    gemm.gemm = GemmShape{tokens / w, f, h, w};
+    gemm.flops = factor * 2 * (mats * tokens * h * f);
     KernelCost mem;
-    mem.bytes = factor * e * (2 * tokens * f + 4 * tokens * h);
+    if (!st_.swiglu && !st_.fp8) {
+      gemm.bytes = factor * e * (2 * tokens * h + 2 * tokens * f + 2 * w * h * f);
+      gemm.gemm = GemmShape{tokens / w, f, h, w};
+      mem.bytes = factor * e * (2 * tokens * f + 4 * tokens * h);
+    } else {
+      // The first projection is u wide (the gate and up of SwiGLU: 2f); GEMM inputs are 1 byte
+      // in FP8 training, outputs stay in the storage format.
+      const double u = st_.swiglu ? 2 * f : f;
+      const double in = st_.fp8 ? BytesPerElement(DType::kFP8) : e;
+      gemm.bytes = factor * (in * (tokens * h + w * h * u + tokens * f + w * f * h) +
+                             e * (tokens * u + tokens * h));
+      gemm.gemm = GemmShape{tokens / w, u, h, w};
+      // The activation reads its u-wide input and writes f; permutations move 4 t h.
+      mem.bytes = factor * e * (tokens * (u + f) + 4 * tokens * h);
+      if (st_.fp8) {
+        // Cast-transposes (models/fp8.h): X and W of both projections forward, dY of both
+        // backward, each read in BF16 and written twice in FP8.
+        gemm.dtype = DType::kFP8;
+        const double cast = BytesPerElement(DType::kBF16) + 2 * BytesPerElement(DType::kFP8);
+        mem.bytes +=
+            cast * (backward ? tokens * (u + h) : tokens * h + w * h * u + tokens * f + w * f * h);
+      }
+    }
     const Phase ph = backward ? Phase::kBackward : Phase::kForward;
     const std::string pass = backward ? "/bwd" : "/fwd";
     TaskId last = Kernel(r, ph, name + "/ffn" + pass, OpKind::kGemm, gemm, deps);
@@ -340,7 +377,14 @@ class Builder {
     for (int r = 0; r < n_; ++r) {
       last[r] = Dense(r, parts.post, false, ln + "/post", last[r]);
       const double tokens = d.ComputedTokens()[r];
-      const double saved = parts.activation_bytes + tokens * (st_.hidden + 2 * st_.ffn_hidden) * e;
+      // The experts keep their GEMM inputs (FP8 copies in FP8 training) and the activation's
+      // input (u wide: 2f for SwiGLU).
+      const double in = st_.fp8 ? BytesPerElement(DType::kFP8) : e;
+      const double saved =
+          !st_.swiglu && !st_.fp8
+              ? parts.activation_bytes + tokens * (st_.hidden + 2 * st_.ffn_hidden) * e
+              : parts.activation_bytes + tokens * (in * (st_.hidden + st_.ffn_hidden) +
+                                                   e * (st_.swiglu ? 2 : 1) * st_.ffn_hidden);
       // Replica weights and their gradients live from the layer's forward to its reduce.
       const double copies = (d.weight_sets[r] - st_.experts_per_rank) * 2 * st_.expert_params * e;
       AddMemory(g_, At(r), ln + "/activations", "activations", saved);

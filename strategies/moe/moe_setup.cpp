@@ -4,14 +4,15 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "models/moe.h"
 #include "strategies/moe/routing_trace.h"
 
 namespace stratasim {
 namespace {
 
+// The dispatch, the expert MLP (its projections, activation and FP8 casts) and the combine.
 bool IsExpertOp(const std::string& name) {
-  return name == "dispatch" || name == "expert_up" || name == "expert_gelu" ||
-         name == "expert_down" || name == "combine";
+  return name == "dispatch" || name.rfind("expert_", 0) == 0 || name == "combine";
 }
 
 MoeLayerParts Split(const LayerCost& layer, double expert_params, double experts) {
@@ -101,11 +102,19 @@ MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader&
   st.warmup = tr.warmup_iterations;
   st.iterations = tr.warmup_iterations + tr.measured_iterations;
   st.max_tasks = s.simulation.max_tasks;
-  st.dtype = tr.precision;
+  st.dtype = StorageDType(tr.precision);
+  st.fp8 = tr.precision == DType::kFP8;
+  const TransformerLayerShape shape = MoeLayerShape(m, tr.micro_batch, st.dtype);
+  st.swiglu = shape.swiglu;
   st.hidden = m.hidden;
-  st.ffn_hidden = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
+  st.ffn_hidden = shape.ffn_hidden;
   st.bytes_per_token = st.hidden * BytesPerElement(st.dtype);
-  st.expert_params = 2 * st.hidden * st.ffn_hidden + st.ffn_hidden + st.hidden;
+  if (st.swiglu) {
+    st.expert_params =
+        3 * st.hidden * st.ffn_hidden + (shape.bias ? 2 * st.ffn_hidden + st.hidden : 0);
+  } else {
+    st.expert_params = 2 * st.hidden * st.ffn_hidden + st.ffn_hidden + st.hidden;
+  }
   st.workload = BuildWorkload(m, tr.micro_batch, tr.precision, tr.seed);
   st.tokens_per_rank = static_cast<double>(tr.micro_batch) * m.sequence;
   // layers: embedding, transformer layers, head.

@@ -39,9 +39,11 @@ struct MoeSetup {
   double tokens_per_rank = 0;     // tokens of one rank's micro-batch
   double hidden = 0;
   double ffn_hidden = 0;
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // of activations, gradients, all-to-alls (BF16 in FP8 training)
+  bool fp8 = false;            // FP8 training: the expert GEMMs run in FP8 (models/fp8.h)
+  bool swiglu = false;         // SwiGLU experts (architecture llama): gate and up, then down
   double bytes_per_token = 0;  // hidden values of dtype: one token through the all-to-all
-  double expert_params = 0;    // one expert MLP (2 h f + f + h)
+  double expert_params = 0;    // one expert MLP (2 h f + f + h; SwiGLU without biases 3 h f)
   double non_expert_params = 0;
   Workload workload;  // one rank's micro-batch (embedding, layers, head)
   std::vector<MoeLayerParts> parts;

@@ -43,12 +43,12 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       plan_(NewPlan(s, gpus_)),
       g_(plan_.graph),
       streams_(OpenStreams(g_)),
-      em_(g_, s.training.precision, streams_.compute, o.sp,
+      em_(g_, StorageDType(s.training.precision), streams_.compute, o.sp,
           static_cast<double>(s.training.micro_batch) * s.model.sequence * s.model.hidden *
-              BytesPerElement(s.training.precision)),
+              BytesPerElement(StorageDType(s.training.precision))),
       cur_(gpus_, -1) {
-  const double fallback_bytes =
-      tr_.micro_batch * w_.tokens_per_sample * s.model.hidden * BytesPerElement(tr_.precision);
+  const double fallback_bytes = tr_.micro_batch * w_.tokens_per_sample * s.model.hidden *
+                                BytesPerElement(StorageDType(tr_.precision));
   for (int j = 0; j < chunks_; ++j) {
     for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) chunk_params_[j] += w_.layers[i].params;
     const double in = w_.layers[bounds_[j]].input_bytes;
@@ -347,8 +347,8 @@ void PipelineLowering::GatherParameters(int st, int iteration) {
       for (size_t k = chunk_buckets_[j].size(); k-- > 0;) {
         const std::vector<TaskId> member_of = AddGroupCollectives(
             g_, {ranks}, CollectiveKind::kAllGather,
-            chunk_buckets_[j][k].params * TrainingBytesPerParam(tr_.precision), tr_.precision,
-            overlap ? streams_.dp : streams_.compute, iteration,
+            chunk_buckets_[j][k].params * TrainingBytesPerParam(tr_.precision),
+            StorageDType(tr_.precision), overlap ? streams_.dp : streams_.compute, iteration,
             "it" + Str(iteration) + "/param_all_gather/chunk" + Str(j) + "/bucket" + Str(k), after);
         for (int q = 0; q < d_; ++q) {
           const int r = ranks[q];
@@ -413,9 +413,9 @@ void PipelineLowering::Receive(const std::vector<int>& group, const std::vector<
                                const std::string& what) {
   for (int x = 0; x < t_; ++x) cur_[group[x]] = from[first_slot + x];
   if (!gather_) return;
-  const std::vector<TaskId> member_of =
-      AddGroupCollectives(g_, {group}, CollectiveKind::kAllGather, bytes, tr_.precision,
-                          streams_.compute, at.iteration, at.prefix + "gather_" + what, cur_, "pp");
+  const std::vector<TaskId> member_of = AddGroupCollectives(
+      g_, {group}, CollectiveKind::kAllGather, bytes, StorageDType(tr_.precision), streams_.compute,
+      at.iteration, at.prefix + "gather_" + what, cur_, "pp");
   for (int x : group) cur_[x] = member_of[x];
 }
 

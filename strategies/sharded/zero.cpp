@@ -125,6 +125,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
 
   const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
   const double e = TrainingBytesPerParam(tr.precision);  // 16-bit weights and gradients
+  const DType act = StorageDType(tr.precision);          // of kernels and collectives (BF16 in FP8)
   StateSharding sharding;
   sharding.optimizer = n;
   if (stage >= 2) sharding.gradients = n;
@@ -157,7 +158,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
       if (*std::min_element(group.begin(), group.end()) < block) kept.push_back(group);
     }
     const std::vector<TaskId> member_of =
-        AddGroupCollectives(g, kept, kind, bytes, tr.precision, stream, it, name, deps);
+        AddGroupCollectives(g, kept, kind, bytes, act, stream, it, name, deps);
     for (int r = block; r < gpus; ++r) {
       if (member_of[r] >= 0) g.SetMirror(member_of[r], member_of[r % block]);
     }
@@ -186,13 +187,13 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
           at.prefix = TaskNameOf(it, mb, "");
           for (int i = 0; i < layers; ++i) {
             const TaskId first = g.next_id();
-            last = AddForward(g, w.layers[i], tr.precision, at, last);
+            last = AddForward(g, w.layers[i], act, at, last);
             if (mb == 0 && i == 0) {
               for (TaskId d : ready[r]) g.AddDep(first, d);
             }
           }
           for (int i = layers - 1; i >= 0; --i) {
-            last = AddBackward(g, w.layers[i], tr.precision, at, last);
+            last = AddBackward(g, w.layers[i], act, at, last);
             grads_ready[mb][r][i] = last;
           }
         }
@@ -303,11 +304,11 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
             // The unit's full gradient lives until its reduce-scatter ends.
             AddMemory(g, at, what + "/unit_gradients", "gradients", full);
             for (auto i = units[pass.unit].rbegin(); i != units[pass.unit].rend(); ++i) {
-              last[r] = AddBackward(g, w.layers[*i], tr.precision, at, last[r]);
+              last[r] = AddBackward(g, w.layers[*i], act, at, last[r]);
             }
           } else {
             for (int i : units[pass.unit]) {
-              last[r] = AddForward(g, w.layers[i], tr.precision, at, last[r]);
+              last[r] = AddForward(g, w.layers[i], act, at, last[r]);
             }
           }
           if (gathered[r] >= 0) g.AddDep(first, gathered[r]);

@@ -5,6 +5,7 @@
 
 #include "core/limits.h"
 #include "core/units.h"
+#include "models/fp8.h"
 #include "models/memory.h"
 #include "models/ops.h"
 #include "models/recompute.h"
@@ -58,14 +59,18 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
         // Each GPU computes n/t output columns from the whole input, which it keeps (split
         // along the sequence with sequence parallelism); what the op saves beyond its input
         // (Q, K, V) is split.
-        const double input = e * s.m * s.k;
+        // An FP8 GEMM saves its input in FP8 (models/fp8.h) and stays FP8 once split.
+        const bool fp8 = IsFp8Gemm(op);
+        const double input = (fp8 ? BytesPerElement(DType::kFP8) : e) * s.m * s.k;
         const double extra = op.saved_bytes > input ? op.saved_bytes - input : 0;
         OpCost split = Linear(op.name, s.m, s.k, s.n / t, e);
+        if (fp8) MakeFp8Gemm(split);
         split.saved_bytes = (sequence_parallel ? input / t : input) + extra / t;
         split.attention_core = op.attention_core;
         op = split;
       } else if (IsRowParallel(op) && s.known()) {
         OpCost split = Linear(op.name, s.m, s.k / t, s.n, e);
+        if (IsFp8Gemm(op)) MakeFp8Gemm(split);
         split.saved_bytes = op.saved_bytes / t;
         split.attention_core = op.attention_core;
         op = split;
@@ -77,6 +82,7 @@ Workload TensorParallelShard(const Workload& full, int tensor, bool sequence_par
         Split(op, t);  // attention core, activations, rotary: per head or per column
       }
     }
+    RefreshFp8Bookkeeping(L);  // the casts follow their GEMMs' shards
     if (transformer) {
       L.params /= t;
       if (sequence_parallel) L.input_bytes /= t;
@@ -160,9 +166,9 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
   plan.tokens_per_sample = w.tokens_per_sample;
   TaskGraph& g = plan.graph;
   const int compute = g.Stream("compute");
-  TensorLayerEmitter em(
-      g, tr.precision, compute, sp,
-      static_cast<double>(tr.micro_batch) * m.sequence * m.hidden * BytesPerElement(tr.precision));
+  TensorLayerEmitter em(g, StorageDType(tr.precision), compute, sp,
+                        static_cast<double>(tr.micro_batch) * m.sequence * m.hidden *
+                            BytesPerElement(StorageDType(tr.precision)));
   if (tp_overlap) em.OverlapCommunication();
   // Folding (strategies/fold.h): only the first block of replicas computes; the others keep
   // their members of the data-parallel all-reduces as mirrors.
@@ -250,7 +256,7 @@ Plan PlanTensorParallel(const Scenario& s, const StrategySpec& spec) {
       for (size_t k = buckets.size(); k-- > 0;) {
         const std::vector<TaskId> ag = AddGroupCollectives(
             g, data_groups, CollectiveKind::kAllGather,
-            buckets[k].params * TrainingBytesPerParam(tr.precision), tr.precision,
+            buckets[k].params * TrainingBytesPerParam(tr.precision), StorageDType(tr.precision),
             dpo.overlap_param_gather ? comm : compute, it,
             "it" + std::to_string(it) + "/param_all_gather/bucket" + std::to_string(k), last);
         for (int r = block; r < gpus; ++r) g.SetMirror(ag[r], ag[r % block]);

@@ -80,7 +80,7 @@ void TensorLayerEmitter::Kernel(const std::string& name, const OpCost& op, const
       t.phase = phase;
       t.name = Name::Join(prefix_, name);
       t.op = op.kind;
-      t.dtype = dtype_;
+      t.dtype = cost.dtype.value_or(dtype_);  // an FP8 GEMM's own format, else the workload's
       t.flops = cost.flops;
       t.bytes = cost.bytes;
       t.gemm = cost.gemm;
