@@ -121,7 +121,7 @@ TEST(Fp8Training, TensorParallelSplitKeepsTheFp8Gemms) {
 
 TEST(Fp8Training, MfuIsAgainstTheBf16Peak) {
   const Scenario s = LoadScenarioText(Text("fp8", "{name: ddp, kind: ddp}", 2), "fp8.yaml");
-  const MetricsInput in = MetricsInputFor(s, 2, 8, 512);
+  const MetricsInput in = MetricsInputFor(s, s.strategies.front(), 2, 8, 512);
   ASSERT_EQ(in.peak_flops_per_rank.size(), 2u);
   EXPECT_DOUBLE_EQ(in.peak_flops_per_rank[0], 989e12);
 }
