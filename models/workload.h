@@ -23,6 +23,8 @@ struct KernelCost {
   double flops = 0;
   double bytes = 0;  // device-memory traffic
   GemmShape gemm;    // set for matrix products
+  // A fused attention kernel (OpKind::kFusedAttention) with a causal mask; copied to Task::causal.
+  bool causal = false;
 
   bool empty() const { return flops <= 0 && bytes <= 0; }
 };
@@ -39,8 +41,9 @@ struct OpCost {
   // Activation bytes this op keeps from its forward for its backward (each tensor counted at
   // the op that saves it first, so a layer's sum is what it holds).
   double saved_bytes = 0;
-  // Part of the attention core (scores, softmax, dropout, product with V): selective
-  // recomputation drops its saved bytes and re-runs it (Korthikanti et al. 2022, §4.2).
+  // Part of the attention core (scores, softmax, dropout, product with V; or the one fused
+  // kernel): selective recomputation drops its saved bytes and re-runs it (Korthikanti et al.
+  // 2022, §4.2).
   bool attention_core = false;
   // Set by ApplyRecompute: the forward runs again just before the layer's backward.
   bool recomputed = false;

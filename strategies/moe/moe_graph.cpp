@@ -16,6 +16,17 @@ bool IsGemmClass(const OpCost& op) {
   return op.kind == OpKind::kGemm || op.kind == OpKind::kAttention;
 }
 
+// A fused attention kernel stays its own task: its cost (and the model FLOPs metrics count for
+// it) follows from its shape, causal mask and phase, which a fused group would lose.
+KernelCost Pass(const OpCost& op, bool backward) {
+  KernelCost c = backward ? op.backward_input : op.forward;
+  if (backward) {
+    c.flops += op.backward_weight.flops;
+    c.bytes += op.backward_weight.bytes;
+  }
+  return c;
+}
+
 // The kernels of `ops` for one pass as two fused costs: matrix products and memory-bound kernels.
 struct Fused {
   KernelCost gemm;
@@ -26,12 +37,8 @@ Fused Fuse(const std::vector<OpCost>& ops, bool backward) {
   Fused f;
   double largest = -1;
   for (const OpCost& op : ops) {
-    KernelCost c = op.forward;
-    if (backward) {
-      c = op.backward_input;
-      c.flops += op.backward_weight.flops;
-      c.bytes += op.backward_weight.bytes;
-    }
+    if (op.kind == OpKind::kFusedAttention) continue;  // its own task (Pass)
+    const KernelCost c = Pass(op, backward);
     KernelCost& into = IsGemmClass(op) ? f.gemm : f.mem;
     into.flops += c.flops;
     into.bytes += c.bytes;
@@ -90,6 +97,7 @@ class Builder {
     k.flops = c.flops;
     k.bytes = c.bytes;
     k.gemm = c.gemm;
+    k.causal = c.causal;
     for (TaskId d : deps) {
       if (d >= 0) k.deps.push_back(d);
     }
@@ -113,6 +121,10 @@ class Builder {
     const Phase ph = backward ? Phase::kBackward : Phase::kForward;
     const std::string pass = backward ? "/bwd" : "/fwd";
     TaskId last = after;
+    for (const OpCost& op : ops) {
+      if (op.kind != OpKind::kFusedAttention) continue;
+      last = Kernel(r, ph, name + "/" + op.name + pass, op.kind, Pass(op, backward), {last});
+    }
     if (!f.gemm.empty()) last = Kernel(r, ph, name + "/gemm" + pass, OpKind::kGemm, f.gemm, {last});
     if (!f.mem.empty()) {
       last = Kernel(r, ph, name + "/elementwise" + pass, OpKind::kElementwise, f.mem, {last});
