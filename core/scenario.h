@@ -21,7 +21,8 @@ namespace stratasim {
 // Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in
 // Large Transformer Models"): kFull keeps only each layer's input and re-runs the whole layer's
 // forward before its backward; kSelective drops and re-runs only the attention core (scores,
-// softmax, dropout, product with V), whose activations grow with s^2 but whose FLOPs are few.
+// softmax, dropout, product with V), whose activations grow with s^2 but whose FLOPs are few
+// (moot with flash attention, which keeps no s^2 activation: models/recompute.h).
 enum class Recompute { kNone, kSelective, kFull };
 std::string_view ToString(Recompute r);
 
