@@ -54,6 +54,21 @@ TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> 
   mem_at_peak_.resize(n);
 }
 
+namespace {
+
+// The FLOPs a compute task counts for MFU and HFU. A fused attention kernel counts the full
+// s x s products as the unfused ones do, 4 b s^2 h forward and 8 b s^2 h backward (the model
+// FLOPs of Narayanan et al. 2021, §5.1, which MFU is conventionally quoted in), not what it runs:
+// a causal kernel skips half of them and its backward recomputes the scores (Task::flops,
+// which times the kernel, has both).
+double ModelFlops(const Task& t) {
+  if (t.op != OpKind::kFusedAttention || !t.gemm.known()) return t.flops;
+  const double products = 2 * t.gemm.batch * t.gemm.m * t.gemm.n * t.gemm.k;  // one of two
+  return (t.phase == Phase::kBackward ? 4 : 2) * products;
+}
+
+}  // namespace
+
 void TraceMeter::Add(const Task& task, const TraceRecord& r) {
   // In iteration order, the first task of the first measured iteration means the one before
   // has ended: the window's start is known.
@@ -64,9 +79,9 @@ void TraceMeter::Add(const Task& task, const TraceRecord& r) {
     end = std::max(end, r.end_s);
     if (task.iteration >= first_ && task.kind == TaskKind::kCompute) {
       if (task.phase == Phase::kForward || task.phase == Phase::kBackward) {
-        model_flops_[static_cast<size_t>(task.rank)] += task.flops;
+        model_flops_[static_cast<size_t>(task.rank)] += ModelFlops(task);
       } else if (task.phase == Phase::kRecompute) {
-        hardware_flops_[static_cast<size_t>(task.rank)] += task.flops;
+        hardware_flops_[static_cast<size_t>(task.rank)] += ModelFlops(task);
       }
     }
   }

@@ -25,9 +25,11 @@ struct Metrics {
   double iteration_time_s = 0;  // mean over the measured iterations
   double samples_per_s = 0;
   double tokens_per_s = 0;
-  double model_flops_per_iteration = 0;  // forward + backward FLOPs, no recomputation
-  double tflops_per_gpu = 0;             // model TFLOP/s per GPU
-  double mfu = 0;                        // model FLOP/s over the cluster's summed peak
+  // Forward + backward FLOPs, no recomputation; a fused attention kernel counts the full s x s
+  // products whatever its causal mask skips (Narayanan et al. 2021's model FLOPs).
+  double model_flops_per_iteration = 0;
+  double tflops_per_gpu = 0;  // model TFLOP/s per GPU
+  double mfu = 0;             // model FLOP/s over the cluster's summed peak
   // Hardware FLOPs utilisation: as mfu, counting the FLOPs the GPUs ran, recomputation
   // included (Chowdhery et al. 2022, "PaLM", Appendix B; Korthikanti et al. 2022, §5).
   double hfu = 0;

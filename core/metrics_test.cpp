@@ -77,6 +77,37 @@ TEST(Metrics, WholeRunWhenNoWarmup) {
   EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, 150);
 }
 
+TEST(Metrics, FusedAttentionCountsTheFullProductsAsModelFlops) {
+  // One causal fused attention kernel per phase, b a = 4 sequences x heads, s = 8, d = 2: the
+  // tasks carry what the kernel runs (half of 4 b a s^2 d forward; 2.5x that backward), the
+  // metrics count 4 b a s^2 d forward and 8 b a s^2 d backward and recomputed.
+  const double full = 4 * 4 * 8 * 8 * 2;
+  TaskGraph g{1};
+  ExecutionTrace t;
+  t.num_ranks = 1;
+  const int stream = g.Stream("c");
+  double at = 0;
+  for (Phase ph : {Phase::kForward, Phase::kRecompute, Phase::kBackward}) {
+    Task x;
+    x.stream = stream;
+    x.phase = ph;
+    x.op = OpKind::kFusedAttention;
+    x.causal = true;
+    x.gemm = GemmShape{8, 8, 2, 4};
+    x.flops = (ph == Phase::kBackward ? 2.5 : 1) * full / 2;
+    const TaskId id = g.Add(x);
+    t.records.push_back(TraceRecord{id, 0, stream, at, at + 1, at});
+    at += 1;
+  }
+  MetricsInput in;
+  in.measured_iterations = 1;
+  in.peak_flops_per_rank = {1000};
+  const Metrics m = ComputeMetrics(g, t, in);
+  EXPECT_DOUBLE_EQ(m.model_flops_per_iteration, full + 2 * full);
+  EXPECT_DOUBLE_EQ(m.mfu, 3 * full / 3 / 1000);
+  EXPECT_DOUBLE_EQ(m.hfu, 4 * full / 3 / 1000);
+}
+
 TEST(Metrics, HardwareFlopsIdleTimeAndExposedCommunicationByCategory) {
   // One rank, one iteration of 5 s: forward [0,1) 100 FLOPs, recompute [1,1.5) 50 FLOPs, a
   // "tp" transfer posted at 1.5 whose peer joins at 2 and which ends at 2.5, nothing in

@@ -30,8 +30,36 @@ constexpr int kBertVocabulary = 30522;     // BERT's uncased WordPiece vocabular
 constexpr int kLlama2Vocabulary = 32000;   // Touvron et al. 2023, SentencePiece BPE, 32k tokens
 constexpr int kLlama3Vocabulary = 128256;  // Dubey et al. 2024: 128K tokens (released config)
 
-// The keys every transformer kind has: layers, hidden, heads, sequence, vocabulary, ffn_hidden.
-void ReadTransformer(const ModelFields& m, ModelSpec* spec) {
+// How the attention core runs, and whether it is causal (`causal_default` when not written).
+void ReadAttention(const ModelFields& m, ModelSpec* spec, bool causal_default) {
+  const yaml::Reader& r = m.reader();
+  if (auto attention = m.Get("attention")) {
+    const std::string v = r.String(*attention);
+    if (v == "flash") {
+      spec->attention = Attention::kFlash;
+    } else if (v == "unfused") {
+      spec->attention = Attention::kUnfused;
+    } else {
+      r.Fail(*attention, "must be one of: flash, unfused");
+    }
+  }
+  spec->causal = causal_default;
+  if (auto causal = m.Get("causal")) {
+    // The spellings of YAML 1.2's core schema, as strategy options take them.
+    const std::string v = r.String(*causal);
+    if (v == "true" || v == "True" || v == "TRUE") {
+      spec->causal = true;
+    } else if (v == "false" || v == "False" || v == "FALSE") {
+      spec->causal = false;
+    } else {
+      r.Fail(*causal, "must be true or false");
+    }
+  }
+}
+
+// The dimensions every transformer kind has: layers, hidden, heads, sequence, vocabulary,
+// ffn_hidden.
+void ReadDimensions(const ModelFields& m, ModelSpec* spec) {
   const std::pair<const char*, int*> dims[] = {{"layers", &spec->layers},
                                                {"hidden", &spec->hidden},
                                                {"heads", &spec->heads},
@@ -47,6 +75,18 @@ void ReadTransformer(const ModelFields& m, ModelSpec* spec) {
     m.reader().Fail(*m.Get("hidden"),
                     "must be a multiple of heads (" + std::to_string(spec->heads) + ")");
   }
+}
+
+// A decoder (gpt; llama and moe through their readers): causal attention by default.
+void ReadTransformer(const ModelFields& m, ModelSpec* spec) {
+  ReadDimensions(m, spec);
+  ReadAttention(m, spec, /*causal_default=*/true);
+}
+
+// BERT's encoder attends both ways.
+void ReadBert(const ModelFields& m, ModelSpec* spec) {
+  ReadDimensions(m, spec);
+  ReadAttention(m, spec, /*causal_default=*/false);
 }
 
 // kv_heads (default: heads), which must divide heads.
@@ -102,16 +142,22 @@ void ReadMoe(const ModelFields& m, ModelSpec* spec) {
 }
 
 // A transformer kind's entry without its presets: the shared keys (ffn_hidden defaulting to
-// `ffn_default`), then `extra` keys; its example is a two-layer model with `example_extra`.
-ModelKind TransformerKind(const char* name, const char* ffn_default, std::vector<ModelKey> extra,
-                          const std::string& example_extra,
+// `ffn_default`, causal to `causal_default`), then `extra` keys; its example is a two-layer
+// model with `example_extra`.
+ModelKind TransformerKind(const char* name, const char* ffn_default, const char* causal_default,
+                          std::vector<ModelKey> extra, const std::string& example_extra,
                           void (*read)(const ModelFields&, ModelSpec*)) {
   ModelKind k;
   k.name = name;
   k.transformer = true;
-  k.keys = {{"layers", "from the preset"},     {"hidden", "from the preset"},
-            {"heads", "from the preset"},      {"sequence", "from the preset"},
-            {"vocabulary", "from the preset"}, {"ffn_hidden", ffn_default}};
+  k.keys = {{"layers", "from the preset"},
+            {"hidden", "from the preset"},
+            {"heads", "from the preset"},
+            {"sequence", "from the preset"},
+            {"vocabulary", "from the preset"},
+            {"ffn_hidden", ffn_default},
+            {"attention", "flash"},
+            {"causal", causal_default}};
   k.keys.insert(k.keys.end(), extra.begin(), extra.end());
   k.example = std::string("{kind: ") + name +
               ", layers: 2, hidden: 64, heads: 4, sequence: 32, vocabulary: 100" + example_extra +
@@ -123,7 +169,7 @@ ModelKind TransformerKind(const char* name, const char* ffn_default, std::vector
 }  // namespace
 
 ModelKind GptModelKind() {
-  ModelKind k = TransformerKind("gpt", "4 * hidden", {}, "", ReadTransformer);
+  ModelKind k = TransformerKind("gpt", "4 * hidden", "true", {}, "", ReadTransformer);
   k.presets = {
       // GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners",
       // Table 2 (layers, d_model; 64-dimensional heads, 1024-token context, 50,257-token BPE).
@@ -148,7 +194,7 @@ ModelKind GptModelKind() {
 }
 
 ModelKind BertModelKind() {
-  ModelKind k = TransformerKind("bert", "4 * hidden", {}, "", ReadTransformer);
+  ModelKind k = TransformerKind("bert", "4 * hidden", "false", {}, "", ReadBert);
   k.presets = {
       // BERT: Devlin et al. 2019, "BERT: Pre-training of Deep Bidirectional Transformers",
       // Section 3 (BASE: L=12, H=768, A=12; LARGE: L=24, H=1024, A=16); 512 positions.
@@ -159,7 +205,7 @@ ModelKind BertModelKind() {
 }
 
 ModelKind LlamaModelKind() {
-  ModelKind k = TransformerKind("llama", "256 * ceil((8 * hidden / 3) / 256)",
+  ModelKind k = TransformerKind("llama", "256 * ceil((8 * hidden / 3) / 256)", "true",
                                 {{"kv_heads", "heads"}}, ", kv_heads: 2", ReadLlama);
   k.presets = {
       // Llama 2: Touvron et al. 2023, "Llama 2: Open Foundation and Fine-Tuned Chat Models",
@@ -180,7 +226,7 @@ ModelKind LlamaModelKind() {
 }
 
 ModelKind MoeModelKind() {
-  ModelKind k = TransformerKind("moe", "4 * hidden (architecture llama: as kind llama)",
+  ModelKind k = TransformerKind("moe", "4 * hidden (architecture llama: as kind llama)", "true",
                                 {{"experts", "required"},
                                  {"top_k", "1"},
                                  {"capacity_factor", "1.25"},

@@ -17,6 +17,8 @@ std::string_view ToString(Recompute r) {
   return "?";
 }
 
+std::string_view ToString(Attention a) { return a == Attention::kFlash ? "flash" : "unfused"; }
+
 const std::vector<std::string>& ModelKinds() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;

@@ -21,9 +21,17 @@ namespace stratasim {
 // Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation in
 // Large Transformer Models"): kFull keeps only each layer's input and re-runs the whole layer's
 // forward before its backward; kSelective drops and re-runs only the attention core (scores,
-// softmax, dropout, product with V), whose activations grow with s^2 but whose FLOPs are few.
+// softmax, dropout, product with V), whose activations grow with s^2 but whose FLOPs are few
+// (moot with flash attention, which keeps no s^2 activation: models/recompute.h).
 enum class Recompute { kNone, kSelective, kFull };
 std::string_view ToString(Recompute r);
+
+// How a transformer runs its attention core (docs/models.md, "Attention: flash or unfused"):
+// kFlash as one fused kernel that never writes the s x s scores to memory (FlashAttention; Dao
+// et al. 2022, Dao 2023), kUnfused as separate kernels for the scores, softmax, dropout and the
+// product with V, whose s x s outputs are written and kept for the backward.
+enum class Attention { kFlash, kUnfused };
+std::string_view ToString(Attention a);
 
 // A workload model. `kind` selects the family in models/ (models/workload.h lists them); the
 // dimensions are filled from `preset` when one is named, else given one by one. A field that a
@@ -40,6 +48,10 @@ struct ModelSpec {
   int vocabulary = 0;
   int kv_heads = 0;    // llama: grouped-query attention's key/value heads; 0 = heads
   int ffn_hidden = 0;  // MLP width; 0 = the kind's rule (4 * hidden; llama: SwiGLU's 8h/3 rule)
+  Attention attention = Attention::kFlash;
+  // Whether query i attends to keys 0..i only; unset: the kind's (decoders gpt, llama and moe
+  // are causal, bert is not). A fused kernel skips the masked half of the scores.
+  std::optional<bool> causal;
 
   // Mixture of experts (moe): every layer's MLP is `experts` expert MLPs behind a top-k gate.
   int experts = 0;

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -397,6 +398,48 @@ TEST(LoadScenarioErrors, ModelKindRules) {
               "llama3-8b, llama3-70b, llama3-405b)");
 }
 
+TEST(LoadScenario, AttentionIsFlashAndDecodersAreCausalByDefault) {
+  for (const char* preset : {"gpt2-medium", "llama3-8b"}) {
+    Scenario s = WithModel(std::string("preset: ") + preset);
+    EXPECT_EQ(s.model.attention, Attention::kFlash) << preset;
+    EXPECT_EQ(s.model.causal, std::optional<bool>(true)) << preset;
+  }
+  Scenario moe = WithModel("kind: moe\n  preset: gpt3-125m\n  experts: 8");
+  EXPECT_EQ(moe.model.attention, Attention::kFlash);
+  EXPECT_EQ(moe.model.causal, std::optional<bool>(true));
+  // BERT's encoder attends both ways.
+  Scenario bert = WithModel("preset: bert-large");
+  EXPECT_EQ(bert.model.attention, Attention::kFlash);
+  EXPECT_EQ(bert.model.causal, std::optional<bool>(false));
+
+  Scenario unfused = WithModel("preset: gpt2-medium\n  attention: unfused\n  causal: false");
+  EXPECT_EQ(unfused.model.attention, Attention::kUnfused);
+  EXPECT_EQ(unfused.model.causal, std::optional<bool>(false));
+  Scenario causal_bert = WithModel("preset: bert-base\n  causal: True");
+  EXPECT_EQ(causal_bert.model.causal, std::optional<bool>(true));
+  // Not a transformer: no attention, and the fields stay as they are.
+  Scenario resnet = WithModel("kind: resnet50");
+  EXPECT_FALSE(resnet.model.causal.has_value());
+}
+
+TEST(LoadScenarioErrors, AttentionAndCausal) {
+  auto model_error = [](const std::string& model) {
+    return ErrorOf(Base("preset: gpt2-medium", model));
+  };
+  const ConfigError bad = model_error("preset: gpt2-medium\n  attention: fused");
+  ExpectError(bad, 15, 14, "model.attention", "must be one of: flash, unfused");
+  EXPECT_STREQ(bad.what(),
+               "t.yaml:15:14: model.attention = \"fused\": must be one of: flash, unfused");
+  const ConfigError maybe = model_error("preset: llama3-8b\n  causal: maybe");
+  ExpectError(maybe, 15, 11, "model.causal", "must be true or false");
+  EXPECT_STREQ(maybe.what(), "t.yaml:15:11: model.causal = \"maybe\": must be true or false");
+  // CNNs and GNNs have no attention.
+  ExpectError(model_error("preset: resnet50\n  attention: flash"), 15, 3, "model.attention",
+              "only used by kind gpt, bert, llama, moe (this model is resnet50)");
+  ExpectError(model_error("preset: graphsage-reddit\n  causal: true"), 15, 3, "model.causal",
+              "only used by kind gpt, bert, llama, moe (this model is graphsage)");
+}
+
 TEST(LoadScenario, SimulationCalibrationIsReadRelativeToTheScenario) {
   const std::string dir =
       (std::filesystem::path(::testing::TempDir()) / "calibration_rel").lexically_normal().string();
@@ -573,12 +616,11 @@ TEST(LoadScenarioErrors, WrongTypes) {
                               "gpus_per_server: 4\n      FABRIC\n",
                               "  servers: {a: 1}\n")),
               3, 12, "cluster.servers", "must be a list, not a map");
-  ExpectError(
-      ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
-      "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
-      "layers, hidden, heads, sequence, vocabulary, ffn_hidden, kv_heads, experts, top_k, "
-      "capacity_factor, architecture, image_size, classes, fanouts, feature_dim, graph_vertices, "
-      "graph_degree)");
+  ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
+              "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
+              "layers, hidden, heads, sequence, vocabulary, ffn_hidden, attention, causal, "
+              "kv_heads, experts, top_k, capacity_factor, architecture, image_size, classes, "
+              "fanouts, feature_dim, graph_vertices, graph_degree)");
   ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
               "training.global_batch", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("name: base", "name: [a]")), 1, 7, "name",

@@ -19,6 +19,7 @@ Workload BuildBert(const ModelSpec& spec, int micro_batch, DType dtype) {
   CheckMicroBatch(spec, micro_batch);
   TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
   x.post_norm = true;
+  x.causal = spec.causal.value_or(false);  // an encoder: every token attends to every token
   const double tokens = x.micro_batch * x.sequence, h = spec.hidden, e = x.bytes_per_element;
   const double V = spec.vocabulary;
   Workload w;

@@ -21,7 +21,8 @@ TEST(Bert, PresetsHaveThePublishedSizes) {
 }
 
 TEST(Bert, PerOpFlopsSumToTheClosedForm) {
-  const ModelSpec m = *FindModelPreset("bert-large");
+  ModelSpec m = *FindModelPreset("bert-large");
+  m.attention = Attention::kUnfused;  // the published figures are of unfused attention
   const double b = 8, s = 512, l = 24, h = 1024, V = 30522;
   const Workload w = BuildBert(m, 8, DType::kBF16);
   // Encoder layers as GPT's (72 B s l h^2 (1 + s/6h)), MLM transform 6 B s h^2, logits 6 B s h V.
@@ -32,7 +33,8 @@ TEST(Bert, PerOpFlopsSumToTheClosedForm) {
 }
 
 TEST(Bert, PostNormLayersKeepTheSameActivationsAsGpt) {
-  const ModelSpec m = *FindModelPreset("bert-base");
+  ModelSpec m = *FindModelPreset("bert-base");
+  m.attention = Attention::kUnfused;  // the published figures are of unfused attention
   const Workload w = BuildWorkload(m, 4, DType::kBF16);
   const double s = 512, b = 4, h = 768, a = 12;
   EXPECT_DOUBLE_EQ(w.layers[1].activation_bytes, s * b * h * (34 + 5 * a * s / h));

@@ -65,6 +65,8 @@ TransformerLayerShape GptLayerShape(const ModelSpec& spec, int micro_batch, DTyp
   x.kv_heads = spec.heads;
   x.ffn_hidden = spec.ffn_hidden > 0 ? spec.ffn_hidden : 4.0 * spec.hidden;
   x.bytes_per_element = BytesPerElement(dtype);
+  x.attention = spec.attention;
+  x.causal = spec.causal.value_or(true);  // a decoder (BERT's builder overrides it)
   return x;
 }
 

@@ -2,9 +2,9 @@
 // pieces the other transformer families share: token embedding and the output logits.
 //
 // Assumptions: pre-LN layers, MLP width 4h (unless ffn_hidden says otherwise), learned position
-// embeddings, the output projection tied to the token embedding (GPT-2), dropout, unfused
-// attention (scores, softmax, dropout and the product with V are separate kernels whose bytes
-// are counted; FlashAttention is not modelled).
+// embeddings, the output projection tied to the token embedding (GPT-2), dropout, causal
+// attention run as one fused FlashAttention kernel unless `attention: unfused` asks for the
+// separate scores, softmax, dropout and product-with-V kernels (models/attention.h).
 #ifndef STRATASIM_MODELS_GPT_H_
 #define STRATASIM_MODELS_GPT_H_
 
@@ -32,6 +32,12 @@ double GptParameterCount(const ModelSpec& spec);
 //   selective: 72 B s l h^2 (1 + 2s/(9h) + V/(12 l h))  the attention core's 4 B s^2 h again
 // The V term is the same 6 B s h V FLOPs of the logits (forward and backward, never
 // recomputed) in all three, written over a different prefactor.
+// These are model FLOPs, the convention MFU is quoted in: the s/(6h) term counts the full
+// s x s products, 4 B s^2 h per layer forward and 8 B s^2 h backward, whatever the kernels run.
+// With flash attention the workload's FLOPs differ (models/attention.h): a causal kernel runs
+// half of them, and its backward recomputes the scores (10 B s^2 h, not 8, when not causal);
+// the metrics count a fused kernel's model FLOPs from its shape (core/metrics.cpp), so MFU still
+// equals this formula over the iteration time.
 double GptTrainingFlops(const ModelSpec& spec, double batch,
                         Recompute recompute = Recompute::kNone);
 

@@ -26,7 +26,8 @@ TEST(Gpt, ParameterCountMatchesPublishedFormulaAndSizes) {
 }
 
 TEST(Gpt, PerOpFlopsSumToTheMegatronFormula) {
-  const ModelSpec m = Gpt(24, 2048, 16, 2048, 50257);
+  ModelSpec m = Gpt(24, 2048, 16, 2048, 50257);
+  m.attention = Attention::kUnfused;  // the published figures are of unfused attention
   const int micro_batch = 4;
   const Workload w = BuildGpt(m, micro_batch, DType::kBF16);
   const double flops = TrainingFlops(w);
@@ -41,7 +42,9 @@ TEST(Gpt, PerOpFlopsSumToTheMegatronFormula) {
 }
 
 TEST(Gpt, LayersAreBrokenIntoTheirKernels) {
-  const Workload w = BuildGpt(Gpt(2, 256, 4, 128, 1000), 2, DType::kBF16);
+  ModelSpec m = Gpt(2, 256, 4, 128, 1000);
+  m.attention = Attention::kUnfused;  // flash: models/attention_test.cpp
+  const Workload w = BuildGpt(m, 2, DType::kBF16);
   std::vector<std::string> names;
   for (const OpCost& op : w.layers[1].ops) names.push_back(op.name);
   EXPECT_EQ(names, (std::vector<std::string>{"norm1", "qkv", "attn_scores", "softmax",
@@ -59,7 +62,8 @@ TEST(Gpt, LayersAreBrokenIntoTheirKernels) {
 }
 
 TEST(Gpt, ActivationMemoryFollowsKorthikanti) {
-  const ModelSpec m = Gpt(2, 1024, 16, 1024, 1000);
+  ModelSpec m = Gpt(2, 1024, 16, 1024, 1000);
+  m.attention = Attention::kUnfused;  // the published figures are of unfused attention
   const Workload w = BuildWorkload(m, 2, DType::kFP16);
   const double s = 1024, b = 2, h = 1024, a = 16;
   EXPECT_DOUBLE_EQ(w.layers[1].activation_bytes, s * b * h * (34 + 5 * a * s / h));

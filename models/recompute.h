@@ -5,7 +5,11 @@
 //   full       a recomputable layer keeps only its input; just before its backward the whole
 //              forward runs again (Phase::kRecompute tasks), re-creating its activations
 //   selective  a layer drops the attention core's activations (the 5 a s^2 b terms) and re-runs
-//              only the attention-core ops; for a GPT layer it keeps 34 s b h bytes
+//              only the attention-core ops; for a GPT layer it keeps 34 s b h bytes.
+//              With flash attention (models/attention.h) it is moot: the fused kernel keeps no
+//              s^2 tensor, only its FP32 logsumexp (4 a s b bytes), which selective drops while
+//              still re-running the kernel's forward (as Megatron's checkpoint_core_attention
+//              does), so it costs 4 b s^2 h FLOPs per layer (half when causal) for 4 a s b bytes
 //
 // Embeddings and heads are never recomputed (Megatron-LM recomputes transformer layers only).
 #ifndef STRATASIM_MODELS_RECOMPUTE_H_

@@ -14,6 +14,7 @@ using testing::TrainingFlops;
 ModelSpec Gpt(Recompute r) {
   ModelSpec m = testing::Transformer("gpt", 24, 2048, 16, 2048, 50257);
   m.recompute = r;
+  m.attention = Attention::kUnfused;  // the published figures are of unfused attention
   return m;
 }
 

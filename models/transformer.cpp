@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/attention.h"
 #include "models/ops.h"
 
 namespace stratasim {
@@ -67,7 +68,6 @@ LayerCost TransformerLayer(const std::string& name, const TransformerLayerShape&
   const double head_dim = h / a;
   const double kv = x.kv_heads * head_dim;
   const double tokens = b * s;  // rows of every activation matrix
-  const double scores = b * a * s * s;
 
   LayerCost L;
   L.name = name;
@@ -83,25 +83,20 @@ LayerCost TransformerLayer(const std::string& name, const TransformerLayerShape&
   qkv.saved_bytes += tokens * (h + 2 * kv) * e;  // Q, K and V, kept for the attention core
   add(qkv);
   if (x.rotary) add(Elementwise("rotary", tokens * (h + kv), e, 1, 1));
-  // Q K^T per sequence and head; with grouped-query attention each K serves heads/kv_heads
-  // query heads, so the FLOPs are those of multi-head attention.
-  OpCost qk = BatchedMatmul("attn_scores", b * a, s, head_dim, s, e);
-  qk.attention_core = true;
-  add(qk);
-  OpCost softmax = Elementwise("softmax", scores, e, 1, 1);  // fused scale, mask, softmax
-  softmax.saved_bytes = scores * e;                          // its output
-  softmax.attention_core = true;
-  add(softmax);
-  if (x.dropout) {
-    OpCost drop = Dropout("attn_dropout", scores, e);
-    drop.attention_core = true;
-    add(drop);
+  AttentionShape core;
+  core.micro_batch = b;
+  core.sequence = s;
+  core.heads = a;
+  core.kv_heads = x.kv_heads;
+  core.head_dim = head_dim;
+  core.bytes_per_element = e;
+  core.dropout = x.dropout;
+  core.causal = x.causal;
+  if (x.attention == Attention::kFlash) {
+    add(FlashAttention(core));
+  } else {
+    for (OpCost& op : UnfusedAttention(core)) add(std::move(op));
   }
-  OpCost pv = BatchedMatmul("attn_values", b * a, s, s, head_dim, e);
-  // Its input is the dropout's output (without dropout, the softmax output already saved).
-  pv.saved_bytes = x.dropout ? scores * e : 0;
-  pv.attention_core = true;
-  add(pv);
   add(Linear("proj", tokens, h, h, e));
   add(ResidualAdd("residual1", tokens * h, e, x.dropout));
   if (x.post_norm) norm("norm1");

@@ -4,9 +4,11 @@
 // mixture-of-experts MLP.
 //
 // Saved activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-// Transformer Models", §4.1: with 16-bit values and 1-byte dropout masks a GPT layer keeps
-// s b h (34 + 5 a s / h) bytes; here each tensor is counted at the op that saves it, so the sum
-// over a layer's ops is that formula for GPT and its analogue for the other variants.
+// Transformer Models", §4.1: with 16-bit values and 1-byte dropout masks a GPT layer with
+// unfused attention keeps s b h (34 + 5 a s / h) bytes; here each tensor is counted at the op
+// that saves it, so the sum over a layer's ops is that formula for GPT and its analogue for the
+// other variants. With flash attention (the default) the 5 a s^2 b term becomes the FP32
+// logsumexp, 4 a s b bytes (models/attention.h).
 #ifndef STRATASIM_MODELS_TRANSFORMER_H_
 #define STRATASIM_MODELS_TRANSFORMER_H_
 
@@ -30,6 +32,9 @@ struct TransformerLayerShape {
   bool rotary = false;     // LLaMA: rotary position embedding applied to Q and K
   bool dropout = true;     // GPT and BERT train with dropout; LLaMA does not
   bool bias = true;        // GPT and BERT linear layers have biases; LLaMA's have none
+  // The attention core as one fused kernel (models/attention.h), and its mask.
+  Attention attention = Attention::kFlash;
+  bool causal = true;  // decoders; BERT attends both ways
   // Mixture of experts (experts > 0): the MLP becomes a gate and `experts` expert MLPs (SwiGLU
   // ones when `swiglu`), each taking at most capacity = ceil(capacity_factor * top_k * tokens /
   // experts) tokens.

@@ -27,6 +27,8 @@ struct KernelCost {
   // The format the kernel computes in when it is not the workload's (FP8 GEMMs, models/fp8.h);
   // unset: the emitter's dtype (the workload's, StorageDType of the training precision).
   std::optional<DType> dtype;
+  // A fused attention kernel (OpKind::kFusedAttention) with a causal mask; copied to Task::causal.
+  bool causal = false;
 
   bool empty() const { return flops <= 0 && bytes <= 0; }
 };
@@ -43,8 +45,9 @@ struct OpCost {
   // Activation bytes this op keeps from its forward for its backward (each tensor counted at
   // the op that saves it first, so a layer's sum is what it holds).
   double saved_bytes = 0;
-  // Part of the attention core (scores, softmax, dropout, product with V): selective
-  // recomputation drops its saved bytes and re-runs it (Korthikanti et al. 2022, §4.2).
+  // Part of the attention core (scores, softmax, dropout, product with V; or the one fused
+  // kernel): selective recomputation drops its saved bytes and re-runs it (Korthikanti et al.
+  // 2022, §4.2).
   bool attention_core = false;
   // Set by ApplyRecompute: the forward runs again just before the layer's backward.
   bool recomputed = false;

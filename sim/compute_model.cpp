@@ -21,11 +21,23 @@ double GemmQuantizationEfficiency(const GemmShape& g, int sm_count) {
   return tile_eff * tiles / (waves * sm_count);
 }
 
+double FusedAttentionQuantizationEfficiency(const GemmShape& g, int sm_count) {
+  if (!g.known() || sm_count <= 0) return 1;
+  const double tiles_m = std::ceil(g.m / kGemmTile), tiles_n = std::ceil(g.n / kGemmTile);
+  const double tile_eff = (g.m * g.n) / (tiles_m * kGemmTile * tiles_n * kGemmTile);
+  const double blocks = tiles_m * std::max(1.0, g.batch);
+  const double waves = std::ceil(blocks / sm_count);
+  return tile_eff * blocks / (waves * sm_count);
+}
+
 double ComputeEfficiency(const Task& t, const GpuSpec& gpu, const SimulationSpec& s) {
   if (const GpuCalibration* cal = CalibrationOf(gpu, s)) {
     if (auto measured = cal->ComputeEfficiency(t.op, t.flops)) return *measured;
   }
-  return s.compute_efficiency * GemmQuantizationEfficiency(t.gemm, gpu.sm_count);
+  const double quantization = t.op == OpKind::kFusedAttention
+                                  ? FusedAttentionQuantizationEfficiency(t.gemm, gpu.sm_count)
+                                  : GemmQuantizationEfficiency(t.gemm, gpu.sm_count);
+  return s.compute_efficiency * quantization;
 }
 
 double ComputeTaskSeconds(const Task& t, const GpuSpec& gpu, const SimulationSpec& s) {

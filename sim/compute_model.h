@@ -17,6 +17,18 @@
 //   Small GEMMs are therefore slow: a 128 x 128 output occupies one SM of 108. Split-K and the
 //   smaller tiles cuBLAS picks for small outputs are not modelled (a calibration captures them).
 //   Tasks without a shape (elementwise, optimizer, or made by hand) use compute_efficiency.
+//   A fused attention kernel (OpKind::kFusedAttention; FlashAttention-2, Dao 2023, §3.2) is not
+//   tiled like a GEMM over its [m, n] = [s, s] scores: it runs one thread block per query tile
+//   of each sequence and head, and each block sweeps all the key tiles (the backward, one per
+//   key tile sweeping the query tiles: the same count, as m = n), so its waves count blocks,
+//   not score tiles:
+//       blocks      = ceil(m / T) * batch
+//       tile_eff    = m n / (ceil(m / T) T * ceil(n / T) T)   (the padded last tiles)
+//       wave_eff    = blocks / (ceil(blocks / SMs) * SMs)
+//   Counting score tiles instead would make the waves s/T times finer and hide the idle SMs of
+//   a short sequence with few heads per GPU (e.g. under tensor parallelism). A causal kernel's
+//   blocks do unequal work (query tile i sweeps i + 1 key tiles); FlashAttention-2 launches the
+//   longest first, and that imbalance is not modelled (a calibration captures it).
 // With a calibration listing the task's GPU kind (SimulationSpec::calibration), its measured
 // efficiency for the op kind and FLOP range replaces all of the above, and its memory
 // efficiency and launch overhead replace the scenario's.
@@ -38,6 +50,10 @@ inline constexpr double kGemmTile = 128;
 // tile_eff * wave_eff of `shape` on `sm_count` SMs (1 when the shape or the SM count is
 // unknown).
 double GemmQuantizationEfficiency(const GemmShape& shape, int sm_count);
+
+// tile_eff * wave_eff of a fused attention kernel of `shape` (batch = sequences x heads, m query
+// rows, n key columns) on `sm_count` SMs (1 when either is unknown).
+double FusedAttentionQuantizationEfficiency(const GemmShape& shape, int sm_count);
 
 // The achieved fraction of peak FLOP/s for `t` on `gpu`.
 double ComputeEfficiency(const Task& t, const GpuSpec& gpu, const SimulationSpec& s);

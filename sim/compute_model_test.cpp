@@ -43,6 +43,34 @@ TEST(ComputeModel, GemmQuantisationOverTilesAndWaves) {
   EXPECT_DOUBLE_EQ(GemmQuantizationEfficiency(GemmShape{130, 128, 64, 1}, 0), 1.0);
 }
 
+TEST(ComputeModel, FusedAttentionWavesCountQueryTileBlocks) {
+  // s = 1024, 16 sequences x heads: 8 query tiles x 16 = 128 blocks, each sweeping 8 key tiles.
+  // On 108 SMs that is two waves, the second with 20 blocks (a GEMM over the 8 x 8 x 16 = 1024
+  // score tiles would fill 10 waves of 108 nearly: 1024 / 1080).
+  const GemmShape shape{1024, 1024, 64, 16};
+  EXPECT_DOUBLE_EQ(FusedAttentionQuantizationEfficiency(shape, 108), 128.0 / 216);
+  EXPECT_DOUBLE_EQ(GemmQuantizationEfficiency(shape, 108), 1024.0 / 1080);
+  // A short last tile pads both edges: s = 130 is two tiles each way, one block per sequence
+  // and head per query tile.
+  EXPECT_DOUBLE_EQ(FusedAttentionQuantizationEfficiency(GemmShape{130, 130, 64, 1}, 2),
+                   130.0 * 130 / (256 * 256));
+  EXPECT_DOUBLE_EQ(FusedAttentionQuantizationEfficiency(GemmShape{}, 108), 1.0);
+  EXPECT_DOUBLE_EQ(FusedAttentionQuantizationEfficiency(shape, 0), 1.0);
+
+  // The cost model applies it to kFusedAttention tasks.
+  SimulationSpec s;
+  s.kernel_launch_s = 0;
+  GpuSpec gpu = Gpu();
+  gpu.sm_count = 108;
+  Task t;
+  t.op = OpKind::kFusedAttention;
+  t.dtype = DType::kBF16;
+  t.gemm = shape;
+  t.flops = 7e12;
+  EXPECT_DOUBLE_EQ(ComputeEfficiency(t, gpu, s), 0.7 * 128.0 / 216);
+  EXPECT_DOUBLE_EQ(ComputeTaskSeconds(t, gpu, s), 7e12 / (100e12 * 0.7 * 128.0 / 216));
+}
+
 TEST(ComputeModel, SmallGemmsAchieveLessOfThePeak) {
   SimulationSpec s;
   s.kernel_launch_s = 0;

@@ -17,6 +17,7 @@ Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype
   t.flops = cost.flops;
   t.bytes = cost.bytes;
   t.gemm = cost.gemm;
+  t.causal = cost.causal;
   return t;
 }
 

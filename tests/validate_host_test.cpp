@@ -41,7 +41,9 @@ std::string TinyScenario(const std::string& precision) {
          "  servers:\n"
          "    - {name: host, gpu: host-cpu, gpus_per_server: 2,\n"
          "       nvswitch: {bandwidth: \"5GB/s\", latency: \"20us\"}}\n"
-         "model: {kind: gpt, layers: 1, hidden: 64, heads: 2, sequence: 32, vocabulary: 256}\n"
+         // Unfused attention: the figures below (activations) are of its kernels.
+         "model: {kind: gpt, layers: 1, hidden: 64, heads: 2, sequence: 32, vocabulary: 256,\n"
+         "        attention: unfused}\n"
          "training:\n"
          "  global_batch: 2\n"
          "  micro_batch: 1\n"

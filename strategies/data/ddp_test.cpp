@@ -35,7 +35,8 @@ TEST(Ddp, AllReducesEveryGradientOnceOverAllRanks) {
 }
 
 TEST(Ddp, GradientAccumulationRunsMicroBatchesAndCommunicatesOnce) {
-  const Scenario s = Small(2, 16, 2);  // 4 micro-batches per GPU
+  Scenario s = Small(2, 16, 2);             // 4 micro-batches per GPU
+  s.model.attention = Attention::kUnfused;  // its kernels run the formula's FLOPs
   const Plan one = PlanDdp(s, Spec({{"bucket_size", "1GB"}}));
   EXPECT_EQ(one.graph.collectives().size(), 1u);
   double fwd_bwd = 0;
@@ -110,8 +111,36 @@ TEST(Ddp, RunsACnnThroughTheGenericWorkload) {
   EXPECT_NEAR(w.ForwardFlops() / 32 / 2, 4.09e9, 0.02e9);
 }
 
+TEST(Ddp, FlashAttentionKeepsTheModelFlopsOfTheMegatronFormula) {
+  // The fused causal kernels run fewer FLOPs than the formula counts, but MFU's model FLOPs
+  // (and HFU's, with full recomputation) are the formula's.
+  Scenario s = Small(1, 2, 2);
+  s.model.recompute = Recompute::kFull;
+  ASSERT_EQ(s.model.attention, Attention::kFlash);
+  const Plan p = PlanDdp(s, Spec({}));
+  double run = 0;
+  int fused = 0;
+  for (const Task& t : p.graph.tasks()) {
+    if (t.phase == Phase::kForward || t.phase == Phase::kBackward) run += t.flops;
+    if (t.op == OpKind::kFusedAttention) {
+      ++fused;
+      EXPECT_TRUE(t.causal) << t.name.str();
+    }
+  }
+  EXPECT_EQ(fused, 3 * s.model.layers);  // forward, recompute, backward
+  EXPECT_LT(run, GptTrainingFlops(s.model, 2));
+  MetricsInput in;
+  in.measured_iterations = 1;
+  in.peak_flops_per_rank = {1};
+  const Metrics m = ComputeMetrics(p.graph, SequentialTrace(p.graph), in);
+  const double model = GptTrainingFlops(s.model, 2);
+  EXPECT_NEAR(m.model_flops_per_iteration, model, 1e-9 * model);
+  EXPECT_NEAR(m.hfu / m.mfu, GptTrainingFlops(s.model, 2, Recompute::kFull) / model, 1e-9);
+}
+
 TEST(Ddp, RecomputationAddsRecomputeTasksAndLowersThePeak) {
   Scenario s = Small(1, 2, 2);
+  s.model.attention = Attention::kUnfused;  // its kernels run the formula's FLOPs
   const Plan plain = PlanDdp(s, Spec({}));
   s.model.recompute = Recompute::kFull;
   const Plan full = PlanDdp(s, Spec({}));

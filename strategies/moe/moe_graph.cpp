@@ -17,8 +17,19 @@ bool IsGemmClass(const OpCost& op) {
   return op.kind == OpKind::kGemm || op.kind == OpKind::kAttention;
 }
 
-// The kernels of `ops` for one pass as fused costs: matrix products, FP8 matrix products (FP8
-// training, models/fp8.h) and memory-bound kernels.
+// A fused attention kernel stays its own task: its cost (and the model FLOPs metrics count for
+// it) follows from its shape, causal mask and phase, which a fused group would lose.
+KernelCost Pass(const OpCost& op, bool backward) {
+  KernelCost c = backward ? op.backward_input : op.forward;
+  if (backward) {
+    c.flops += op.backward_weight.flops;
+    c.bytes += op.backward_weight.bytes;
+  }
+  return c;
+}
+
+// The kernels of `ops` for one pass, fused attention aside, as fused costs: matrix products, FP8
+// matrix products (FP8 training, models/fp8.h) and memory-bound kernels.
 struct Fused {
   KernelCost gemm;
   KernelCost fp8;
@@ -30,12 +41,8 @@ Fused Fuse(const std::vector<OpCost>& ops, bool backward) {
   f.fp8.dtype = DType::kFP8;
   double largest = -1, largest_fp8 = -1;
   for (const OpCost& op : ops) {
-    KernelCost c = op.forward;
-    if (backward) {
-      c = op.backward_input;
-      c.flops += op.backward_weight.flops;
-      c.bytes += op.backward_weight.bytes;
-    }
+    if (op.kind == OpKind::kFusedAttention) continue;  // its own task (Pass)
+    const KernelCost c = Pass(op, backward);
     if (IsFp8Gemm(op)) {
       f.fp8.flops += c.flops;
       f.fp8.bytes += c.bytes;
@@ -103,6 +110,7 @@ class Builder {
     k.flops = c.flops;
     k.bytes = c.bytes;
     k.gemm = c.gemm;
+    k.causal = c.causal;
     for (TaskId d : deps) {
       if (d >= 0) k.deps.push_back(d);
     }
@@ -126,6 +134,10 @@ class Builder {
     const Phase ph = backward ? Phase::kBackward : Phase::kForward;
     const std::string pass = backward ? "/bwd" : "/fwd";
     TaskId last = after;
+    for (const OpCost& op : ops) {
+      if (op.kind != OpKind::kFusedAttention) continue;
+      last = Kernel(r, ph, name + "/" + op.name + pass, op.kind, Pass(op, backward), {last});
+    }
     if (!f.fp8.empty()) {
       last = Kernel(r, ph, name + "/gemm_fp8" + pass, OpKind::kGemm, f.fp8, {last});
     }

@@ -67,7 +67,10 @@ TEST(TensorParallel, SequenceParallelReplacesAllReducesByReduceScatterAndAllGath
 }
 
 TEST(TensorParallel, LayerWorkWeightsAndActivationsSplitTWays) {
-  const Scenario s = Small(8, 2, 2);
+  Scenario s = Small(8, 2, 2);
+  const ModelSpec flash_model = s.model;
+  const Workload flash_full = BuildWorkload(flash_model, 2, DType::kBF16);
+  s.model.attention = Attention::kUnfused;  // Korthikanti's figures
   const Workload full = BuildWorkload(s.model, 2, DType::kBF16);
   const double b = 2, sq = 128, h = 256, a = 8;
   for (const int t : {2, 4, 8}) {
@@ -81,6 +84,12 @@ TEST(TensorParallel, LayerWorkWeightsAndActivationsSplitTWays) {
     EXPECT_NEAR(L.activation_bytes, sq * b * h * (10 + 24.0 / t + 5 * a * sq / (h * t)), 1);
     const Workload sp = TensorParallelShard(full, t, true, s.model);
     EXPECT_NEAR(sp.layers[1].activation_bytes, sq * b * h * (34.0 / t + 5 * a * sq / (h * t)), 1);
+    // Flash attention: the 5 a s^2 b term becomes the logsumexp, 4 a s b bytes, split by heads.
+    const Workload flash = TensorParallelShard(flash_full, t, false, flash_model);
+    EXPECT_NEAR(flash.layers[1].activation_bytes, sq * b * h * (10 + 24.0 / t) + 4 * a * sq * b / t,
+                1);
+    EXPECT_NEAR(flash.layers[1].ForwardFlops() * t, flash_full.layers[1].ForwardFlops(),
+                1e-6 * flash.layers[1].ForwardFlops());
     // Tied embedding: the vocabulary table is split, the head keeps its norm.
     EXPECT_NEAR(w.layers.front().params * t, full.layers.front().params, 1e-6);
     EXPECT_EQ(w.layers.back().params, full.layers.back().params);

@@ -84,6 +84,7 @@ void TensorLayerEmitter::Kernel(const std::string& name, const OpCost& op, const
       t.flops = cost.flops;
       t.bytes = cost.bytes;
       t.gemm = cost.gemm;
+      t.causal = cost.causal;
       if (last[r] >= 0) t.deps.push_back(last[r]);
       last[r] = g_.Add(std::move(t));
     }
