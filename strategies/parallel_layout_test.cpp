@@ -40,5 +40,45 @@ TEST(ParallelLayout, EveryOrderIsABijection) {
   }
 }
 
+TEST(ParallelLayout, ContextIndexVariesRightAfterTheTensorIndex) {
+  // t = 2, c = 2, p = 2, d = 2 in order tpd: ranks run t, then c, then p, then d.
+  const ParallelLayout l{2, 2, 2, "tpd", 2};
+  EXPECT_EQ(l.TensorGroup(0, 0, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(l.TensorGroup(0, 0, 1), (std::vector<int>{2, 3}));
+  EXPECT_EQ(l.TensorGroup(0, 1, 0), (std::vector<int>{4, 5}));
+  EXPECT_EQ(l.Rank(1, 0, 1, 1), 11);
+  EXPECT_EQ(l.DataGroup(1, 1), (std::vector<int>{5, 13}));
+  // Gradients are reduced over data x context, in rank order (Megatron-Core's DP x CP group).
+  EXPECT_EQ(l.GradientGroup(1, 1), (std::vector<int>{5, 7, 13, 15}));
+  const ParallelLayout dtp{2, 2, 2, "dtp", 2};
+  EXPECT_EQ(dtp.TensorGroup(0, 0, 1), (std::vector<int>{4, 6}));
+  EXPECT_EQ(dtp.GradientGroup(0, 0), (std::vector<int>{0, 1, 4, 5}));
+}
+
+TEST(ParallelLayout, WithoutContextTheGradientGroupIsTheDataGroup) {
+  for (const std::string& order : ParallelLayout::Orders()) {
+    const ParallelLayout l{2, 3, 4, order};
+    for (int s = 0; s < 3; ++s) {
+      for (int j = 0; j < 2; ++j) EXPECT_EQ(l.GradientGroup(s, j), l.DataGroup(s, j)) << order;
+    }
+  }
+}
+
+TEST(ParallelLayout, EveryOrderWithContextIsABijection) {
+  for (const std::string& order : ParallelLayout::Orders()) {
+    const ParallelLayout l{2, 3, 2, order, 2};
+    std::set<int> seen;
+    for (int q = 0; q < 2; ++q) {
+      for (int s = 0; s < 3; ++s) {
+        for (int j = 0; j < 2; ++j) {
+          for (int k = 0; k < 2; ++k) seen.insert(l.Rank(q, s, j, k));
+        }
+      }
+    }
+    EXPECT_EQ(seen.size(), 24u) << order;
+    EXPECT_EQ(*seen.rbegin(), 23) << order;
+  }
+}
+
 }  // namespace
 }  // namespace stratasim

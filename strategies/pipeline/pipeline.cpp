@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "core/limits.h"
+#include "models/recompute.h"
 #include "strategies/parallel_layout.h"
+#include "strategies/pipeline/context_parallel.h"
 #include "strategies/pipeline/pipeline_lowering.h"
 #include "strategies/tensor/megatron.h"
 #include "strategies/tensor/tp_layer.h"
@@ -36,11 +38,15 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
   o.p = opt.Int("stages");
   o.t = opt.Int("tensor");
   o.d = three_d ? opt.Int("data") : opt.Int("data", 0);
+  o.c = three_d ? opt.Int("context") : 1;
   const std::string tp = "tensor (" + Str(o.t) + ") x stages (" + Str(o.p) + ")";
   if (o.d > 0) {
-    if (static_cast<long>(o.t) * o.p * o.d != gpus) {
-      throw opt.Fail("data", tp + " x data (" + Str(o.d) +
-                                 ") = " + std::to_string(static_cast<long>(o.t) * o.p * o.d) +
+    const long product = static_cast<long>(o.t) * o.c * o.p * o.d;
+    if (product != gpus) {
+      const std::string tcp = o.c == 1 ? tp
+                                       : "tensor (" + Str(o.t) + ") x context (" + Str(o.c) +
+                                             ") x stages (" + Str(o.p) + ")";
+      throw opt.Fail("data", tcp + " x data (" + Str(o.d) + ") = " + std::to_string(product) +
                                  " must equal the GPU count (" + Str(gpus) + ")");
     }
   } else if (gpus % (o.t * o.p) != 0) {
@@ -54,6 +60,7 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
     o.d = gpus / (o.t * o.p);
   }
   if (o.t > 1) CheckTensorDegree(s.model, o.t, opt, "tensor");
+  CheckContextDegree(s.model, o.c, opt);
   o.sp = opt.Bool("sequence_parallel");
   if (o.sp && o.t == 1) throw opt.Fail("sequence_parallel", "only applies with tensor > 1");
   o.scatter_gather = opt.Bool("scatter_gather");
@@ -119,8 +126,9 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
   return o;
 }
 
-// The workload one GPU of a stage runs: the model split t ways (tensor parallelism) with the
-// recomputation `mode` applied (the model's own choice when `use_model` is set).
+// The workload one GPU of a stage runs: the model's sequences split c ways (context
+// parallelism) and the model split t ways (tensor parallelism), with the recomputation `mode`
+// applied (the model's own choice when `use_model` is set).
 Workload StageWorkload(const Scenario& s, const Options& o, bool use_model, Recompute mode) {
   const TrainingSpec& tr = s.training;
   ModelSpec model = s.model;
@@ -128,11 +136,16 @@ Workload StageWorkload(const Scenario& s, const Options& o, bool use_model, Reco
     model.recompute = mode;
     model.recompute_layers = 0;
   }
-  if (o.t == 1) return BuildWorkload(model, tr.micro_batch, tr.precision, tr.seed);
+  if (o.t == 1 && o.c == 1) return BuildWorkload(model, tr.micro_batch, tr.precision, tr.seed);
   ModelSpec plain = s.model;
   plain.recompute = Recompute::kNone;
-  return TensorParallelShard(BuildWorkload(plain, tr.micro_batch, tr.precision, tr.seed), o.t, o.sp,
-                             model);
+  Workload w = o.c > 1 ? ContextParallelWorkload(plain, tr.micro_batch, tr.precision, tr.seed, o.c)
+                       : BuildWorkload(plain, tr.micro_batch, tr.precision, tr.seed);
+  if (o.t == 1) {
+    ApplyRecompute(w, model.recompute, model.recompute_layers);
+    return w;
+  }
+  return TensorParallelShard(w, o.t, o.sp, model);
 }
 
 // The index in w.layers of each chunk's first layer, then w.layers.size(), as the option
@@ -154,7 +167,7 @@ const OptionSpecs& PipelineOptions(bool three_d) {
   // Stage counts, degrees and micro-batches are bounded by what a cluster and a run can hold.
   constexpr int kMaxMicroBatches = 1 << 24;
   auto make = [](bool three_d) {
-    return OptionSpecs{
+    OptionSpecs specs{
         three_d ? Integer("stages", 1, limits::kMaxGpus, "the number of pipeline stages (>= 1)")
                 : Integer("stages", 2, limits::kMaxGpus, "the number of pipeline stages (>= 2)"),
         three_d ? Integer("tensor", 1, limits::kMaxGpus, "the tensor-parallel degree")
@@ -167,9 +180,13 @@ const OptionSpecs& PipelineOptions(bool three_d) {
                           "the data-parallel degree; tensor x stages x data must equal the GPUs")
                       .Derived("GPUs / (tensor x stages), which must be an integer"),
         OneOf("rank_order", ParallelLayout::Orders(),
-              "a permutation of t, p, d, fastest-varying first: tpd puts a tensor group on "
-              "consecutive ranks, then the stages of a replica, then the replicas "
-              "(strategies/parallel_layout.h)")
+              three_d ? "a permutation of t, p, d, fastest-varying first: tpd puts a tensor group "
+                        "on consecutive ranks, then the stages of a replica, then the replicas; "
+                        "the context index varies right after the tensor index (tpd is t, c, p, "
+                        "d; strategies/parallel_layout.h)"
+                      : "a permutation of t, p, d, fastest-varying first: tpd puts a tensor group "
+                        "on consecutive ranks, then the stages of a replica, then the replicas "
+                        "(strategies/parallel_layout.h)")
             .Default("tpd"),
         Flag("sequence_parallel", "Korthikanti et al. 2022's sequence parallelism (tensor > 1)")
             .Default("false"),
@@ -206,6 +223,17 @@ const OptionSpecs& PipelineOptions(bool three_d) {
             .Default("true"),
         Size("bucket_size", "gradient bucket cap of the data-parallel all-reduce").Default("25MiB"),
     };
+    if (three_d) {
+      // After `data`: tensor x context x stages x data GPUs.
+      specs.insert(specs.begin() + 3,
+                   Integer("context", 1, limits::kMaxGpus,
+                           "context parallelism: each sequence split over c GPUs (zig-zag, 2c "
+                           "chunks; the sequence a multiple of 2c) whose attention runs as a ring "
+                           "passing K/V blocks (Megatron-Core; Liu et al. 2023); tensor x context "
+                           "x stages x data must equal the GPUs")
+                       .Default("1"));
+    }
+    return specs;
   };
   // The 3d kind's training-stack options (the tensor kind has them too).
   auto make_3d = [&make]() {

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "models/memory.h"
+#include "strategies/pipeline/context_parallel.h"
 #include "strategies/pipeline/pipeline.h"
 
 namespace stratasim {
@@ -27,7 +28,9 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       v_(o.v),
       m_(o.m),
       chunks_(o.p * o.v),
-      layout_{o.t, o.p, o.d, o.order},
+      c_(o.c),
+      lane_gpus_(o.t * o.c),
+      layout_{o.t, o.p, o.d, o.order, o.c},
       w_(std::move(w)),
       per_stage_(std::move(per_stage)),
       bounds_(std::move(bounds)),
@@ -35,20 +38,29 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       gather_(o.t > 1 && !o.sp && o.scatter_gather),
       send_fraction_(gather_ ? 1.0 / o.t : 1.0),
       grad_bytes_(o.optimizer.GradBytes(s.training.precision)),
-      overlap_(o.dp_overlap && o.d > 1),
-      shard_(o.optimizer.distributed && o.d > 1),
+      overlap_(o.dp_overlap && o.d * o.c > 1),
+      // Megatron shards the optimizer over the data x context ranks (its data-parallel group
+      // with context parallelism).
+      shard_(o.optimizer.distributed && o.d * o.c > 1),
       chunk_params_(chunks_, 0),
       into_bytes_(chunks_, 0),
       stage_params_(o.p, 0),
       plan_(NewPlan(s, gpus_)),
       g_(plan_.graph),
-      streams_(OpenStreams(g_)),
+      streams_(OpenStreams(g_, o.c > 1)),
+      // A tensor-parallel collective moves the GPU's b x s/c tokens.
       em_(g_, StorageDType(s.training.precision), streams_.compute, o.sp,
           static_cast<double>(s.training.micro_batch) * s.model.sequence * s.model.hidden *
-              BytesPerElement(StorageDType(s.training.precision))),
+              BytesPerElement(StorageDType(s.training.precision)) / o.c),
       cur_(gpus_, -1) {
+  if (c_ > 1) {
+    ContextRing ring = ContextRingOf(s.model, tr_.micro_batch, StorageDType(tr_.precision), c_, t_);
+    ring.send_stream = streams_.cp_send;
+    ring.recv_stream = streams_.cp_recv;
+    em_.SetContextRing(ring);
+  }
   const double fallback_bytes = tr_.micro_batch * w_.tokens_per_sample * s.model.hidden *
-                                BytesPerElement(StorageDType(tr_.precision));
+                                BytesPerElement(StorageDType(tr_.precision)) / c_;
   for (int j = 0; j < chunks_; ++j) {
     for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) chunk_params_[j] += w_.layers[i].params;
     const double in = w_.layers[bounds_[j]].input_bytes;
@@ -67,7 +79,7 @@ Plan PipelineLowering::NewPlan(const Scenario& s, int gpus) {
   return plan;
 }
 
-PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g) {
+PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g, bool context) {
   Streams st;
   st.compute = g.Stream("compute");
   st.fwd_send = g.Stream("p2p_fwd_send");
@@ -75,6 +87,10 @@ PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g) {
   st.bwd_send = g.Stream("p2p_bwd_send");
   st.bwd_recv = g.Stream("p2p_bwd_recv");
   st.dp = g.Stream("dp");
+  if (context) {
+    st.cp_send = g.Stream("cp_send");
+    st.cp_recv = g.Stream("cp_recv");
+  }
   return st;
 }
 
@@ -98,14 +114,16 @@ void PipelineLowering::MapRanksToStages() {
   plan_.rank_stage.assign(gpus_, 0);
   for (int r = 0; r < d_; ++r) {
     for (int st = 0; st < p_; ++st) {
-      for (int x = 0; x < t_; ++x) plan_.rank_stage[layout_.Rank(r, st, x)] = st;
+      for (int y = 0; y < lane_gpus_; ++y) plan_.rank_stage[LaneRank(r, st, y)] = st;
     }
   }
 }
 
 void PipelineLowering::DecideFolding() {
-  // Replicas are blocks of t x p consecutive ranks only in rank order tpd.
-  folding_ = DecideFold(s_, ReplicaLayout{d_, t_ * p_, t_});
+  // Replicas are blocks of t x c x p consecutive ranks only in rank order tpd. A lane's t x c
+  // consecutive ranks then fill part of one server, so that the context-parallel ring, like
+  // the tensor-parallel collectives, never leaves it: folding needs no mirror of it.
+  folding_ = DecideFold(s_, ReplicaLayout{d_, lane_gpus_ * p_, lane_gpus_});
   if (folding_.fold && o_.order != "tpd") {
     folding_ = FoldDecision{false, d_, 0, "rank order " + o_.order + " interleaves the replicas"};
   }
@@ -119,10 +137,10 @@ void PipelineLowering::DecideFolding() {
 void PipelineLowering::AddStageModelStates() {
   for (int r = 0; r < emitted_; ++r) {
     for (int st = 0; st < p_; ++st) {
-      for (int x = 0; x < t_; ++x) {
-        TaskPlace at{layout_.Rank(r, st, x), streams_.compute, 0, ""};
+      for (int y = 0; y < lane_gpus_; ++y) {
+        TaskPlace at{LaneRank(r, st, y), streams_.compute, 0, ""};
         AddModelStates(g_, at, stage_params_[st], tr_.precision,
-                       StateSharding{1, 1, o_.optimizer.OptimizerShards(d_)},
+                       StateSharding{1, 1, o_.optimizer.OptimizerShards(d_ * c_)},
                        o_.optimizer.StateGradBytes());
         if (two_bw_) {
           // The second weight version PipeDream-2BW keeps for in-flight micro-batches.
@@ -172,10 +190,10 @@ void PipelineLowering::StartRound(int round) {
     for (int r = 0; r < emitted_; ++r) lanes_[r * p_ + st] = items;
   }
   next_.assign(lanes_.size(), 0);
-  lane_last_.assign(lanes_.size() * t_, -1);
+  lane_last_.assign(lanes_.size() * lane_gpus_, -1);
   const size_t slots = static_cast<size_t>(d_) * seq_ * chunks_;
-  act_in_.assign(slots * t_, -1);
-  grad_in_.assign(slots * t_, -1);
+  act_in_.assign(slots * lane_gpus_, -1);
+  grad_in_.assign(slots * lane_gpus_, -1);
   grads_.clear();
   dp_members_.assign(gpus_, {});
   after_of_.assign(gpus_, -1);
@@ -235,27 +253,28 @@ PipelineLowering::Place PipelineLowering::PlaceOf(int lane, const Item& it) cons
   const std::string prefix = "it" + Str(it.iteration) + "/mb" + Str(it.micro_batch) + "/" +
                              (v_ > 1 ? "c" + Str(it.chunk) + "/" : "");
   pl.at = TaskPlace{layout_.Rank(pl.replica, pl.stage, 0), streams_.compute, it.iteration, prefix};
-  pl.groups = {layout_.TensorGroup(pl.replica, pl.stage)};
+  for (int k = 0; k < c_; ++k) pl.groups.push_back(layout_.TensorGroup(pl.replica, pl.stage, k));
   return pl;
 }
 
 void PipelineLowering::EmitForward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
-  const std::vector<int>& group = pl.groups.front();
   const std::vector<LayerCost>& layers = LayersOf(st);
   if (j == 0) {
-    for (int x : group) cur_[x] = -1;
+    for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
-    Receive(group, act_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j], pl.at, "activation");
+    Receive(pl.groups, act_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j], pl.at, "activation");
   }
   for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
     const TaskId from = g_.next_id();
     em_.Forward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
     if (it.micro_batch == 0 && !param_ready_.empty()) {
       std::vector<TaskId> dep_of(gpus_, -1);
-      for (int x : group) {
-        if (!param_ready_[x].empty()) dep_of[x] = param_ready_[x][i];
+      for (const std::vector<int>& group : pl.groups) {
+        for (int x : group) {
+          if (!param_ready_[x].empty()) dep_of[x] = param_ready_[x][i];
+        }
       }
       AwaitFirstTasks(g_, from, streams_.compute, dep_of);
     }
@@ -269,20 +288,22 @@ void PipelineLowering::EmitForward(int lane, const Item& it) {
 void PipelineLowering::EmitBackward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
-  const std::vector<int>& group = pl.groups.front();
   const std::vector<LayerCost>& layers = LayersOf(st);
   if (j == chunks_ - 1) {
-    for (int x : group) cur_[x] = -1;
+    for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
-    Receive(group, grad_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j + 1], pl.at, "gradient");
+    Receive(pl.groups, grad_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j + 1], pl.at,
+            "gradient");
   }
   const int n_layers = bounds_[j + 1] - bounds_[j];
-  std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * t_, -1);
+  std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * lane_gpus_, -1);
   for (int i = bounds_[j + 1] - 1; i >= bounds_[j]; --i) {
     em_.Backward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
-    for (int x = 0; x < t_; ++x) ready_after[(i - bounds_[j]) * t_ + x] = cur_[group[x]];
+    for (int y = 0; y < lane_gpus_; ++y) {
+      ready_after[(i - bounds_[j]) * lane_gpus_ + y] = cur_[LaneRank(r, st, y)];
+    }
   }
-  for (int x = 0; x < t_; ++x) lane_last_[lane * t_ + x] = cur_[group[x]];
+  for (int y = 0; y < lane_gpus_; ++y) lane_last_[lane * lane_gpus_ + y] = cur_[LaneRank(r, st, y)];
   if (j > 0) {
     Transfer(r, st, (j - 1) % p_, into_bytes_[j], false, "gradient", pl.at, grad_in_,
              Slot(r, it.micro_batch, j - 1, 0));
@@ -306,28 +327,32 @@ void PipelineLowering::GradientsFinal(int r, int st, int j, int iteration,
 void PipelineLowering::EmitStep(int st, int iteration) {
   // The flush reached on every replica of this stage: without overlap, one gradient
   // all-reduce of the whole stage per tensor index; then every replica's Adam step.
-  if (d_ > 1 && !overlap_) {
+  if (d_ * c_ > 1 && !overlap_) {
     for (int x = 0; x < t_; ++x) {
-      std::vector<TaskId> after(d_);
-      for (int q = 0; q < d_; ++q)
-        after[q] = q < emitted_ ? lane_last_[(q * p_ + st) * t_ + x] : -1;
-      AllReduce(layout_.DataGroup(st, x), stage_params_[st] * grad_bytes_, iteration,
-                "it" + Str(iteration) + "/" + ReduceName() + "/stage" + Str(st), after);
+      std::vector<TaskId> ready(static_cast<size_t>(d_) * c_, -1);
+      for (int q = 0; q < emitted_; ++q) {
+        for (int k = 0; k < c_; ++k) {
+          ready[q * c_ + k] = lane_last_[(q * p_ + st) * lane_gpus_ + k * t_ + x];
+        }
+      }
+      AllReduce(st, x, stage_params_[st] * grad_bytes_, iteration,
+                "it" + Str(iteration) + "/" + ReduceName() + "/stage" + Str(st), ready);
     }
   }
   for (int q = 0; q < emitted_; ++q) {
     const int other = q * p_ + st;
-    for (int x = 0; x < t_; ++x) {
-      const int rank = layout_.Rank(q, st, x);
-      Task step = AdamStepTask(stage_params_[st] / (shard_ ? d_ : 1), tr_.precision);
+    for (int y = 0; y < lane_gpus_; ++y) {
+      const int rank = LaneRank(q, st, y);
+      Task step = AdamStepTask(stage_params_[st] / (shard_ ? d_ * c_ : 1), tr_.precision);
       step.rank = rank;
       step.stream = streams_.compute;
       step.iteration = iteration;
       step.name = "it" + Str(iteration) + "/adam";
       step.deps = dp_members_[rank];
       dp_members_[rank].clear();
-      if (lane_last_[other * t_ + x] >= 0) step.deps.push_back(lane_last_[other * t_ + x]);
-      lane_last_[other * t_ + x] = g_.Add(std::move(step));
+      TaskId& last = lane_last_[other * lane_gpus_ + y];
+      if (last >= 0) step.deps.push_back(last);
+      last = g_.Add(std::move(step));
     }
     ++next_[other];
   }
@@ -338,34 +363,40 @@ void PipelineLowering::GatherParameters(int st, int iteration) {
   const bool overlap = o_.optimizer.overlap_param_gather;
   if (overlap && param_ready_.empty()) param_ready_.assign(gpus_, {});
   for (int x = 0; x < t_; ++x) {
-    const std::vector<int> ranks = layout_.DataGroup(st, x);
+    // Sharded over the data x context ranks, as the gradients were reduce-scattered.
+    const std::vector<int> ranks = layout_.GradientGroup(st, x);
+    auto lane_slot = [&](int q, int k) { return (q * p_ + st) * lane_gpus_ + k * t_ + x; };
     std::vector<TaskId> after(gpus_, -1);
-    for (int q = 0; q < emitted_; ++q) after[ranks[q]] = lane_last_[(q * p_ + st) * t_ + x];
+    for (int q = 0; q < emitted_; ++q) {
+      for (int k = 0; k < c_; ++k) after[layout_.Rank(q, st, x, k)] = lane_last_[lane_slot(q, k)];
+    }
     // In the order the next forward uses them: chunk by chunk, each from its first layer's
     // bucket (the last to be reduced).
     for (int j = st; j < chunks_; j += p_) {
-      for (size_t k = chunk_buckets_[j].size(); k-- > 0;) {
+      for (size_t b = chunk_buckets_[j].size(); b-- > 0;) {
         const std::vector<TaskId> member_of = AddGroupCollectives(
             g_, {ranks}, CollectiveKind::kAllGather,
-            chunk_buckets_[j][k].params * TrainingBytesPerParam(tr_.precision),
+            chunk_buckets_[j][b].params * TrainingBytesPerParam(tr_.precision),
             StorageDType(tr_.precision), overlap ? streams_.dp : streams_.compute, iteration,
-            "it" + Str(iteration) + "/param_all_gather/chunk" + Str(j) + "/bucket" + Str(k), after);
+            "it" + Str(iteration) + "/param_all_gather/chunk" + Str(j) + "/bucket" + Str(b), after);
         for (int q = 0; q < d_; ++q) {
-          const int r = ranks[q];
-          if (fold_ && r >= block_) {
-            g_.SetMirror(member_of[r], member_of[r % block_]);
-            continue;
-          }
-          if (!overlap) {
-            // On the compute stream: the next forward follows it in stream order.
-            after[r] = member_of[r];
-            lane_last_[(q * p_ + st) * t_ + x] = member_of[r];
-            continue;
-          }
-          std::vector<TaskId>& ready = param_ready_[r];
-          ready.resize(w_.layers.size(), -1);
-          for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
-            if (layer_bucket_[i] == static_cast<int>(k)) ready[i] = member_of[r];
+          for (int k = 0; k < c_; ++k) {
+            const int r = layout_.Rank(q, st, x, k);
+            if (fold_ && r >= block_) {
+              g_.SetMirror(member_of[r], member_of[r % block_]);
+              continue;
+            }
+            if (!overlap) {
+              // On the compute stream: the next forward follows it in stream order.
+              after[r] = member_of[r];
+              lane_last_[lane_slot(q, k)] = member_of[r];
+              continue;
+            }
+            std::vector<TaskId>& ready = param_ready_[r];
+            ready.resize(w_.layers.size(), -1);
+            for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
+              if (layer_bucket_[i] == static_cast<int>(b)) ready[i] = member_of[r];
+            }
           }
         }
       }
@@ -378,26 +409,26 @@ std::string PipelineLowering::ReduceName() const { return shard_ ? "reduce_scatt
 void PipelineLowering::Transfer(int r, int from, int to, double bytes, bool forward,
                                 const std::string& what, const TaskPlace& at,
                                 std::vector<TaskId>& into, size_t first_slot) {
-  for (int x = 0; x < t_; ++x) {
+  for (int y = 0; y < lane_gpus_; ++y) {
     Task send, recv;
     send.iteration = recv.iteration = at.iteration;
     send.phase = recv.phase = Phase::kCommunication;
     send.category = recv.category = "pp";
     send.stream = forward ? streams_.fwd_send : streams_.bwd_send;
     recv.stream = forward ? streams_.fwd_recv : streams_.bwd_recv;
-    send.rank = layout_.Rank(r, from, x);
-    recv.rank = layout_.Rank(r, to, x);
+    send.rank = LaneRank(r, from, y);
+    recv.rank = LaneRank(r, to, y);
     send.name = Name::Join(at.prefix, "send_" + what);
     recv.name = Name::Join(at.prefix, "recv_" + what);
     send.deps = {cur_[send.rank]};
     const auto [s_id, r_id] =
         g_.AddTransfer(send.rank, recv.rank, bytes * send_fraction_, send, recv);
-    into[first_slot + x] = r_id;
+    into[first_slot + y] = r_id;
     // The folded replicas' copies of a transfer that leaves its server.
     if (!fold_ || ServerOf(send.rank) == ServerOf(recv.rank)) continue;
     for (int q = r + emitted_; q < d_; q += emitted_) {
-      send.rank = layout_.Rank(q, from, x);
-      recv.rank = layout_.Rank(q, to, x);
+      send.rank = LaneRank(q, from, y);
+      recv.rank = LaneRank(q, to, y);
       send.deps = {};
       const auto [ms, mr] =
           g_.AddTransfer(send.rank, recv.rank, bytes * send_fraction_, send, recv);
@@ -408,20 +439,28 @@ void PipelineLowering::Transfer(int r, int from, int to, double bytes, bool forw
   }
 }
 
-void PipelineLowering::Receive(const std::vector<int>& group, const std::vector<TaskId>& from,
-                               size_t first_slot, double bytes, const TaskPlace& at,
-                               const std::string& what) {
-  for (int x = 0; x < t_; ++x) cur_[group[x]] = from[first_slot + x];
+void PipelineLowering::Receive(const std::vector<std::vector<int>>& groups,
+                               const std::vector<TaskId>& from, size_t first_slot, double bytes,
+                               const TaskPlace& at, const std::string& what) {
+  // groups[k][x] is lane index k * t + x.
+  for (int k = 0; k < c_; ++k) {
+    for (int x = 0; x < t_; ++x) cur_[groups[k][x]] = from[first_slot + k * t_ + x];
+  }
   if (!gather_) return;
   const std::vector<TaskId> member_of = AddGroupCollectives(
-      g_, {group}, CollectiveKind::kAllGather, bytes, StorageDType(tr_.precision), streams_.compute,
+      g_, groups, CollectiveKind::kAllGather, bytes, StorageDType(tr_.precision), streams_.compute,
       at.iteration, at.prefix + "gather_" + what, cur_, "pp");
-  for (int x : group) cur_[x] = member_of[x];
+  for (const std::vector<int>& group : groups) {
+    for (int x : group) cur_[x] = member_of[x];
+  }
 }
 
-void PipelineLowering::AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
-                                 const std::string& name, const std::vector<TaskId>& after) {
-  for (size_t q = 0; q < ranks.size(); ++q) after_of_[ranks[q]] = after[q];
+void PipelineLowering::AllReduce(int st, int x, double bytes, int iteration,
+                                 const std::string& name, const std::vector<TaskId>& ready) {
+  for (int q = 0; q < d_; ++q) {
+    for (int k = 0; k < c_; ++k) after_of_[layout_.Rank(q, st, x, k)] = ready[q * c_ + k];
+  }
+  const std::vector<int> ranks = layout_.GradientGroup(st, x);
   const std::vector<TaskId> member_of = AddGroupCollectives(
       g_, {ranks}, shard_ ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, bytes,
       o_.optimizer.GradDType(tr_.precision), streams_.dp, iteration, name, after_of_);
@@ -440,13 +479,16 @@ void PipelineLowering::ReduceChunk(int st, int j, int iteration,
   for (size_t k = 0; k < chunk_buckets_[j].size(); ++k) {
     const GradientBucket& b = chunk_buckets_[j][k];
     for (int x = 0; x < t_; ++x) {
-      std::vector<TaskId> after(d_);
-      for (int q = 0; q < d_; ++q) {
-        after[q] = q < emitted_ ? ready_by_replica[q][(b.ready_after_layer - first) * t_ + x] : -1;
+      std::vector<TaskId> ready(static_cast<size_t>(d_) * c_, -1);
+      for (int q = 0; q < emitted_; ++q) {
+        for (int kc = 0; kc < c_; ++kc) {
+          ready[q * c_ + kc] =
+              ready_by_replica[q][(b.ready_after_layer - first) * lane_gpus_ + kc * t_ + x];
+        }
       }
-      AllReduce(layout_.DataGroup(st, x), b.params * grad_bytes_, iteration,
+      AllReduce(st, x, b.params * grad_bytes_, iteration,
                 "it" + Str(iteration) + "/" + ReduceName() + "/chunk" + Str(j) + "/bucket" + Str(k),
-                after);
+                ready);
     }
   }
 }
@@ -455,10 +497,9 @@ void PipelineLowering::AddNotes() {
   std::string split;
   for (int j = 0; j < chunks_; ++j) split += (j ? "," : "") + Str(bounds_[j + 1] - bounds_[j]);
   std::string shape = Str(p_) + " stages x " + Str(d_) + " data-parallel replica(s)";
-  if (t_ > 1) {
-    shape = "tensor " + Str(t_) + (o_.sp ? " (sequence parallel)" : "") + " x " + shape +
-            ", rank order " + o_.order;
-  }
+  if (c_ > 1) shape = "context " + Str(c_) + " x " + shape;
+  if (t_ > 1) shape = "tensor " + Str(t_) + (o_.sp ? " (sequence parallel)" : "") + " x " + shape;
+  if (t_ > 1 || c_ > 1) shape += ", rank order " + o_.order;
   plan_.notes.push_back(shape + ", schedule " + o_.schedule +
                         (v_ > 1 ? " with " + Str(v_) + " virtual stages" : "") + ", " + Str(m_) +
                         " micro-batch(es) of " + Str(tr_.micro_batch));
@@ -466,18 +507,26 @@ void PipelineLowering::AddNotes() {
                         split + "; " + FormatBytes(into_bytes_[chunks_ - 1] * send_fraction_) +
                         " sent per GPU per boundary per micro-batch" +
                         (gather_ ? " (scatter/gather)" : ""));
-  if (d_ > 1) {
+  if (d_ * c_ > 1) {
     const std::string reduce = shard_ ? "gradient reduce-scatter" : "gradient all-reduce";
-    plan_.notes.push_back(overlap_ ? reduce +
-                                         " per bucket overlapped with the last backward of "
-                                         "each stage"
-                                   : reduce + " per stage after the flush");
+    plan_.notes.push_back((overlap_ ? reduce + " per bucket overlapped with the last backward of "
+                                               "each stage"
+                                    : reduce + " per stage after the flush") +
+                          (c_ > 1 ? " (over data x context: " + Str(d_ * c_) + " GPUs)" : ""));
   }
   if (shard_) {
     plan_.notes.push_back(
-        "distributed optimizer: Adam on 1/" + Str(d_) +
+        "distributed optimizer: Adam on 1/" + Str(d_ * c_) +
         " of each stage's parameters, all-gathered per bucket " +
         (o_.optimizer.overlap_param_gather ? "overlapping the next forward" : "after the step"));
+  }
+  if (c_ > 1) {
+    const double kv =
+        ContextRingOf(s_.model, tr_.micro_batch, StorageDType(tr_.precision), c_, t_).kv_bytes;
+    plan_.notes.push_back("context parallel ring attention (zig-zag split into " + Str(2 * c_) +
+                          " chunks): per GPU per layer per micro-batch " +
+                          FormatBytes((c_ - 1) * kv) + " of K/V sent forward, " +
+                          FormatBytes(2 * (c_ - 1) * kv) + " of K/V and dK/dV backward");
   }
   char bubble[120];
   std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",
@@ -491,8 +540,12 @@ const std::vector<LayerCost>& PipelineLowering::LayersOf(int st) const {
 
 int PipelineLowering::ServerOf(int rank) const { return s_.cluster.Locate(rank).server; }
 
-size_t PipelineLowering::Slot(int r, int mb, int j, int x) const {
-  return ((static_cast<size_t>(r) * seq_ + mb) * chunks_ + j) * t_ + x;
+int PipelineLowering::LaneRank(int r, int st, int y) const {
+  return layout_.Rank(r, st, y % t_, y / t_);
+}
+
+size_t PipelineLowering::Slot(int r, int mb, int j, int y) const {
+  return ((static_cast<size_t>(r) * seq_ + mb) * chunks_ + j) * lane_gpus_ + y;
 }
 
 }  // namespace stratasim

@@ -30,6 +30,7 @@ namespace stratasim {
 // PipelineOptions() declares (strategies/pipeline/pipeline.h).
 struct PipelineShape {
   int p = 0, t = 1, d = 1, v = 1, m = 0;
+  int c = 1;  // context parallelism (strategies/pipeline/context_parallel.h)
   std::string schedule, partition, order;
   bool sp = false, scatter_gather = true, dp_overlap = true;
   bool tp_comm_overlap = false;     // 3d only
@@ -63,9 +64,9 @@ class PipelineLowering {
     int iteration = 0;
     bool last_backward = false;  // the batch's last backward of this chunk: its gradients are final
   };
-  // Where a forward or backward runs: its lane's replica and stage, its global chunk, the
-  // tensor group (the only one in `groups`) and the place (first rank, compute stream,
-  // iteration, name prefix) of its tasks.
+  // Where a forward or backward runs: its lane's replica and stage, its global chunk, its c
+  // tensor groups (one per context index; one without context parallelism) and the place
+  // (first rank, compute stream, iteration, name prefix) of its tasks.
   struct Place {
     int replica = 0, stage = 0, chunk = 0;
     TaskPlace at;
@@ -73,10 +74,11 @@ class PipelineLowering {
   };
   struct Streams {
     int compute, fwd_send, fwd_recv, bwd_send, bwd_recv, dp;
+    int cp_send = -1, cp_recv = -1;  // the context-parallel ring's, only when c > 1
   };
 
   static Plan NewPlan(const Scenario& s, int gpus);
-  static Streams OpenStreams(TaskGraph& g);
+  static Streams OpenStreams(TaskGraph& g, bool context);
 
   // Before the first round: which stage each rank is, the fold, model states, gradient buckets.
   void MapRanksToStages();
@@ -96,16 +98,17 @@ class PipelineLowering {
   void EmitStep(int st, int iteration);
 
   // Point-to-point transfer of a boundary tensor from every GPU of (r, from) to the GPU of the
-  // same tensor index in (r, to); records the receives in into[first_slot + tensor index].
+  // same lane index in (r, to); records the receives in into[first_slot + lane index].
   void Transfer(int r, int from, int to, double bytes, bool forward, const std::string& what,
                 const TaskPlace& at, std::vector<TaskId>& into, size_t first_slot);
-  // Sets cur_ of the group's ranks to their received input, all-gathered when scattered.
-  void Receive(const std::vector<int>& group, const std::vector<TaskId>& from, size_t first_slot,
-               double bytes, const TaskPlace& at, const std::string& what);
-  // A data-parallel all-reduce of `ranks` (a reduce-scatter with the distributed optimizer),
-  // member q after after[q]; awaited by the next step.
-  void AllReduce(const std::vector<int>& ranks, double bytes, int iteration,
-                 const std::string& name, const std::vector<TaskId>& after);
+  // Sets cur_ of the groups' ranks to their received input, all-gathered when scattered.
+  void Receive(const std::vector<std::vector<int>>& groups, const std::vector<TaskId>& from,
+               size_t first_slot, double bytes, const TaskPlace& at, const std::string& what);
+  // The gradient all-reduce (a reduce-scatter with the distributed optimizer) of tensor index x
+  // of stage st over its data x context ranks (ParallelLayout::GradientGroup), the member of
+  // replica q and context index k after ready[q * c + k] (-1: none); awaited by the next step.
+  void AllReduce(int st, int x, double bytes, int iteration, const std::string& name,
+                 const std::vector<TaskId>& ready);
   // Replica r's gradients of chunk j are final (ready_after: per layer of the chunk and tensor
   // index, the task after which they are); all-reduces the chunk once every replica's are.
   void GradientsFinal(int r, int st, int j, int iteration, std::vector<TaskId> ready_after);
@@ -123,13 +126,16 @@ class PipelineLowering {
 
   const std::vector<LayerCost>& LayersOf(int st) const;
   int ServerOf(int rank) const;
-  // Index of (replica r, micro-batch mb, global chunk j, tensor index x) in act_in_/grad_in_.
-  size_t Slot(int r, int mb, int j, int x) const;
+  // The GPUs of a lane (a replica's stage): lane index y = context index x t + tensor index.
+  int LaneRank(int r, int st, int y) const;
+  // Index of (replica r, micro-batch mb, global chunk j, lane index y) in act_in_/grad_in_.
+  size_t Slot(int r, int mb, int j, int y) const;
 
   const Scenario& s_;
   const PipelineShape o_;
   const TrainingSpec& tr_;
   const int gpus_, p_, t_, d_, v_, m_, chunks_;
+  const int c_, lane_gpus_;  // context parallelism; t x c GPUs per lane
   const ParallelLayout layout_;
   const Workload w_;
   const std::vector<Workload> per_stage_;  // only with a per-stage recompute choice
@@ -174,7 +180,7 @@ class PipelineLowering {
   int seq_ = 0;  // micro-batches in this round
   std::vector<std::vector<Item>> lanes_;
   std::vector<size_t> next_;
-  std::vector<TaskId> lane_last_;  // per lane and tensor index: the lane's last backward kernel
+  std::vector<TaskId> lane_last_;  // per lane and lane index: the lane's last backward kernel
   std::vector<TaskId> act_in_, grad_in_;  // received activations and gradients, by Slot()
   // Overlapped data parallelism: per (stage, chunk, iteration), per replica, the task after
   // which each layer's gradient is final on each tensor index; buckets go out once every

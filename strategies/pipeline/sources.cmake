@@ -1,10 +1,12 @@
 # Pipeline parallelism: GPipe, 1F1B (PipeDream-Flush), interleaved 1F1B, PipeDream-2BW.
 list(APPEND STRATEGY_SOURCES
+  pipeline/context_parallel.cpp
   pipeline/pipeline.cpp
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
 )
 list(APPEND STRATEGY_TESTS
+  pipeline/context_parallel_test.cpp
   pipeline/pipeline_test.cpp
   pipeline/pipeline_lowering_test.cpp
   pipeline/three_d_test.cpp

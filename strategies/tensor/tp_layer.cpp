@@ -129,7 +129,12 @@ void TensorLayerEmitter::Forward(const LayerCost& L, const std::vector<std::vect
                                  int iteration, const std::string& prefix,
                                  std::vector<TaskId>& last) {
   prefix_ = prefix;
-  for (const OpCost& op : L.ops) {
+  for (size_t i = 0; i < L.ops.size(); ++i) {
+    const OpCost& op = L.ops[i];
+    if (ring_.c > 1 && op.attention_core) {  // context parallelism: the core runs as a ring
+      i = RingForward(L, i, Phase::kForward, groups, iteration, last) - 1;
+      continue;
+    }
     if (op.forward.empty()) continue;
     OpForward(L.name + "/" + op.name, op, Phase::kForward, groups, iteration, last);
   }
@@ -145,12 +150,22 @@ void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vec
   if (L.recomputed_bytes > 0) {
     Memory(L.name + "/recomputed", L.recomputed_bytes, groups, iteration);
   }
-  for (const OpCost& op : L.ops) {
+  for (size_t i = 0; i < L.ops.size(); ++i) {
+    const OpCost& op = L.ops[i];
+    if (ring_.c > 1 && op.attention_core && op.recomputed) {  // the forward ring again
+      i = RingForward(L, i, Phase::kRecompute, groups, iteration, last) - 1;
+      continue;
+    }
     if (op.recomputed && !op.forward.empty()) {
       OpForward(L.name + "/" + op.name, op, Phase::kRecompute, groups, iteration, last);
     }
   }
   for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
+    if (ring_.c > 1 && op->attention_core) {  // the run of core ops ending here, as a ring
+      const size_t first = RingBackward(L, L.ops.rend() - op, groups, iteration, last);
+      op = L.ops.rend() - static_cast<std::ptrdiff_t>(first) - 1;
+      continue;
+    }
     const std::string name = L.name + "/" + op->name;
     if (sp_ && IsRowParallel(*op) && Overlapped(op->backward_input, groups)) {
       AllGatherGemm(name + "/tp_grad_all_gather", name + "/bwd", *op, op->backward_input,

@@ -53,6 +53,23 @@ OptionSpec TpCommOverlapOption();
 void CheckTensorDegree(const ModelSpec& model, int t, const OptionReader& opt,
                        const std::string& key);
 
+// Context parallelism's ring attention (Liu et al. 2023; Megatron-Core with Transformer Engine's
+// AttnFuncWithCPAndKVP2P), emitted by TensorLayerEmitter when set (strategies/tensor/
+// context_ring.cpp; the 3d planner's `context` option, strategies/pipeline/context_parallel.h).
+// The groups given to Forward and Backward then come in runs of `c` tensor groups, run u's
+// k-th group holding part k of the same sequences: tensor index x of the run's groups forms a
+// ring of c ranks. The attention core of a layer (its consecutive ops flagged attention_core)
+// runs as c steps, each 1/c of the rank's core, while the K/V blocks travel around the ring on
+// the streams below, point to point.
+struct ContextRing {
+  int c = 1;  // ranks of a ring; 1: no ring
+  // One rank's K/V block: K and V of its s/c tokens (its tensor shard's heads), in bytes.
+  double kv_bytes = 0;
+  // The head dimension, which tells the key dimension of an attention product's shape.
+  double head_dim = 0;
+  int send_stream = -1, recv_stream = -1;
+};
+
 class TensorLayerEmitter {
  public:
   // `comm_bytes`: the size of one tensor-parallel collective (b*s*h elements of `dtype`).
@@ -72,6 +89,8 @@ class TensorLayerEmitter {
   // communication; recomputed ops re-run their forward (and its communication) first.
   void Backward(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
                 const std::string& prefix, std::vector<TaskId>& last);
+  // Runs each layer's attention core as a context-parallel ring from now on.
+  void SetContextRing(const ContextRing& ring) { ring_ = ring; }
 
  private:
   void Comm(CollectiveKind kind, const std::vector<std::vector<int>>& groups, int iteration,
@@ -106,6 +125,28 @@ class TensorLayerEmitter {
   void OpForward(const std::string& name, const OpCost& op, Phase phase,
                  const std::vector<std::vector<int>>& groups, int iteration,
                  std::vector<TaskId>& last);
+  // Context parallelism (context_ring.cpp). RingForward emits the forward (or recompute) of
+  // the run of core ops starting at index `first` of `layer` as ring steps and returns the
+  // index after the run; RingBackward emits the backward of the run ending before index `end`
+  // and returns the run's first index.
+  size_t RingForward(const LayerCost& layer, size_t first, Phase phase,
+                     const std::vector<std::vector<int>>& groups, int iteration,
+                     std::vector<TaskId>& last);
+  size_t RingBackward(const LayerCost& layer, size_t end,
+                      const std::vector<std::vector<int>>& groups, int iteration,
+                      std::vector<TaskId>& last);
+  // Sends `bytes` from every ring member to its neighbour `direction` (+1 or -1) steps along,
+  // each send after after_a[r] and after_b[r] (when >= 0, after_b may be empty); returns the
+  // receive of each rank, by rank.
+  std::vector<TaskId> RingPass(const std::vector<std::vector<int>>& groups, int direction,
+                               double bytes, const std::string& name, int iteration,
+                               const std::vector<TaskId>& after_a,
+                               const std::vector<TaskId>& after_b);
+  // One ring step's share of a core kernel: 1/c of its work, 1/c of the keys in its shape.
+  KernelCost RingStep(const KernelCost& cost) const;
+  void RingMemory(const std::string& name, double bytes,
+                  const std::vector<std::vector<int>>& groups, int iteration,
+                  std::vector<TaskId>* last, const std::vector<TaskId>* after);
 
   TaskGraph& g_;
   std::string prefix_;  // of the layer being emitted: task names are Name::Join(prefix_, ...)
@@ -114,6 +155,7 @@ class TensorLayerEmitter {
   bool sp_;
   double comm_bytes_;
   bool overlap_ = false;
+  ContextRing ring_;
 };
 
 }  // namespace stratasim
