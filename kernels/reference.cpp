@@ -96,6 +96,140 @@ std::vector<float> LayerNorm(const std::vector<float>& x, const std::vector<floa
   return y;
 }
 
+namespace {
+
+void CheckAttention(const AttentionDims& dims, const std::vector<float>& q,
+                    const std::vector<float>& k, const std::vector<float>& v) {
+  if (dims.batch < 1 || dims.s_q < 1 || dims.s_kv < 1 || dims.d < 1) {
+    throw Error("reference::Attention: batch, s_q, s_kv and d must be >= 1");
+  }
+  if (dims.causal && dims.s_q != dims.s_kv) {
+    throw Error("reference::Attention: a causal mask needs s_q == s_kv");
+  }
+  const std::size_t nq = static_cast<std::size_t>(dims.batch) * dims.s_q * dims.d;
+  const std::size_t nkv = static_cast<std::size_t>(dims.batch) * dims.s_kv * dims.d;
+  if (q.size() != nq || k.size() != nkv || v.size() != nkv) {
+    throw Error("reference::Attention: Q has " + std::to_string(q.size()) + ", K " +
+                std::to_string(k.size()) + " and V " + std::to_string(v.size()) +
+                " values; batch * s_q * d = " + std::to_string(nq) +
+                " and batch * s_kv * d = " + std::to_string(nkv) + " expected");
+  }
+}
+
+// The probabilities P [s_q][s_kv] of batch entry `b` and each row's logsumexp.
+void Probabilities(const AttentionDims& dims, const std::vector<float>& q,
+                   const std::vector<float>& k, int b, std::vector<double>& p,
+                   std::vector<double>& lse) {
+  const int sq = dims.s_q, skv = dims.s_kv, d = dims.d;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const float* qb = &q[static_cast<std::size_t>(b) * sq * d];
+  const float* kb = &k[static_cast<std::size_t>(b) * skv * d];
+  p.assign(static_cast<std::size_t>(sq) * skv, 0.0);
+  lse.assign(sq, 0.0);
+  for (int i = 0; i < sq; ++i) {
+    double* row = &p[static_cast<std::size_t>(i) * skv];
+    const int keys = dims.causal ? i + 1 : skv;  // masked scores stay at probability 0
+    double mx = -INFINITY;
+    for (int j = 0; j < keys; ++j) {
+      double acc = 0;
+      for (int l = 0; l < d; ++l) {
+        acc += static_cast<double>(qb[static_cast<std::size_t>(i) * d + l]) *
+               kb[static_cast<std::size_t>(j) * d + l];
+      }
+      row[j] = acc * scale;
+      mx = std::max(mx, row[j]);
+    }
+    double sum = 0;
+    for (int j = 0; j < keys; ++j) sum += std::exp(row[j] - mx);
+    for (int j = 0; j < keys; ++j) row[j] = std::exp(row[j] - mx) / sum;
+    lse[i] = mx + std::log(sum);
+  }
+}
+
+}  // namespace
+
+void AttentionForward(const AttentionDims& dims, const std::vector<float>& q,
+                      const std::vector<float>& k, const std::vector<float>& v,
+                      std::vector<float>& o, std::vector<float>& lse) {
+  CheckAttention(dims, q, k, v);
+  const int sq = dims.s_q, skv = dims.s_kv, d = dims.d;
+  o.assign(static_cast<std::size_t>(dims.batch) * sq * d, 0.0f);
+  lse.assign(static_cast<std::size_t>(dims.batch) * sq, 0.0f);
+  std::vector<double> p, row_lse;
+  for (int b = 0; b < dims.batch; ++b) {
+    Probabilities(dims, q, k, b, p, row_lse);
+    const float* vb = &v[static_cast<std::size_t>(b) * skv * d];
+    for (int i = 0; i < sq; ++i) {
+      for (int l = 0; l < d; ++l) {
+        double acc = 0;
+        for (int j = 0; j < skv; ++j) {
+          acc += p[static_cast<std::size_t>(i) * skv + j] * vb[static_cast<std::size_t>(j) * d + l];
+        }
+        o[(static_cast<std::size_t>(b) * sq + i) * d + l] = static_cast<float>(acc);
+      }
+      lse[static_cast<std::size_t>(b) * sq + i] = static_cast<float>(row_lse[i]);
+    }
+  }
+}
+
+void AttentionBackward(const AttentionDims& dims, const std::vector<float>& q,
+                       const std::vector<float>& k, const std::vector<float>& v,
+                       const std::vector<float>& dout, std::vector<float>& dq,
+                       std::vector<float>& dk, std::vector<float>& dv) {
+  CheckAttention(dims, q, k, v);
+  if (dout.size() != q.size()) throw Error("reference::AttentionBackward: dO and Q differ in size");
+  const int sq = dims.s_q, skv = dims.s_kv, d = dims.d;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  dq.assign(q.size(), 0.0f);
+  dk.assign(k.size(), 0.0f);
+  dv.assign(v.size(), 0.0f);
+  std::vector<double> p, row_lse, ds(static_cast<std::size_t>(sq) * skv);
+  for (int b = 0; b < dims.batch; ++b) {
+    Probabilities(dims, q, k, b, p, row_lse);
+    const std::size_t oq = static_cast<std::size_t>(b) * sq * d;
+    const std::size_t okv = static_cast<std::size_t>(b) * skv * d;
+    // dS from dP = dO V^T and the softmax's Jacobian, row by row.
+    for (int i = 0; i < sq; ++i) {
+      double dot = 0;
+      for (int j = 0; j < skv; ++j) {
+        double dp = 0;
+        for (int l = 0; l < d; ++l) {
+          dp += static_cast<double>(dout[oq + static_cast<std::size_t>(i) * d + l]) *
+                v[okv + static_cast<std::size_t>(j) * d + l];
+        }
+        ds[static_cast<std::size_t>(i) * skv + j] = dp;
+        dot += p[static_cast<std::size_t>(i) * skv + j] * dp;
+      }
+      for (int j = 0; j < skv; ++j) {
+        const std::size_t ij = static_cast<std::size_t>(i) * skv + j;
+        ds[ij] = p[ij] * (ds[ij] - dot);
+      }
+    }
+    for (int i = 0; i < sq; ++i) {
+      for (int l = 0; l < d; ++l) {
+        double acc = 0;
+        for (int j = 0; j < skv; ++j) {
+          acc += ds[static_cast<std::size_t>(i) * skv + j] *
+                 k[okv + static_cast<std::size_t>(j) * d + l];
+        }
+        dq[oq + static_cast<std::size_t>(i) * d + l] = static_cast<float>(acc * scale);
+      }
+    }
+    for (int j = 0; j < skv; ++j) {
+      for (int l = 0; l < d; ++l) {
+        double gk = 0, gv = 0;
+        for (int i = 0; i < sq; ++i) {
+          const std::size_t ij = static_cast<std::size_t>(i) * skv + j;
+          gk += ds[ij] * q[oq + static_cast<std::size_t>(i) * d + l];
+          gv += p[ij] * dout[oq + static_cast<std::size_t>(i) * d + l];
+        }
+        dk[okv + static_cast<std::size_t>(j) * d + l] = static_cast<float>(gk * scale);
+        dv[okv + static_cast<std::size_t>(j) * d + l] = static_cast<float>(gv);
+      }
+    }
+  }
+}
+
 void AdamStep(const AdamConfig& c, std::vector<float>& params, const std::vector<float>& grads,
               std::vector<float>& m, std::vector<float>& v) {
   if (grads.size() != params.size() || m.size() != params.size() || v.size() != params.size()) {

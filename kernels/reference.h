@@ -27,6 +27,28 @@ std::vector<float> Softmax(const std::vector<float>& x, int cols, float scale);
 std::vector<float> LayerNorm(const std::vector<float>& x, const std::vector<float>& gamma,
                              const std::vector<float>& beta, float eps);
 
+// Scaled dot-product attention, the plain way (full score matrix, double precision), against
+// which the fused kernels (host: validate/host/host_attention.h; cuda: kernels/flash_attention.h)
+// are checked. Per batch entry, row-major: Q, O, dO, dQ [s_q][d]; K, V, dK, dV [s_kv][d];
+// entries packed one after the other. S = Q K^T / sqrt(d), with `causal` S[i][j] = -inf for
+// j > i (needs s_q == s_kv); P = softmax(S) by rows; O = P V; lse[i] = log sum_j exp(S[i][j]).
+struct AttentionDims {
+  int batch = 1;
+  int s_q = 0;
+  int s_kv = 0;
+  int d = 0;
+  bool causal = false;
+};
+void AttentionForward(const AttentionDims& dims, const std::vector<float>& q,
+                      const std::vector<float>& k, const std::vector<float>& v,
+                      std::vector<float>& o, std::vector<float>& lse);
+// Gradients of sum(O * dO) from the full P: dV = P^T dO, dP = dO V^T,
+// dS = P * (dP - rowsum(P * dP)), dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d).
+void AttentionBackward(const AttentionDims& dims, const std::vector<float>& q,
+                       const std::vector<float>& k, const std::vector<float>& v,
+                       const std::vector<float>& dout, std::vector<float>& dq,
+                       std::vector<float>& dk, std::vector<float>& dv);
+
 struct AdamConfig {
   float lr = 1e-3f;
   float beta1 = 0.9f;

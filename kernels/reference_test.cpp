@@ -62,6 +62,90 @@ TEST(Reference, LayerNormNormalisesEachRow) {
   EXPECT_THROW(LayerNorm({1, 2, 3}, {1, 1}, {0, 0}, 1e-5f), Error);
 }
 
+TEST(Reference, AttentionByHand) {
+  // d = 1 (scale 1), one query q = 2 over keys 0 and ln(3)/2: S = [0, ln 3], P = [1/4, 3/4],
+  // O = 4/4 + 3 * 8/4 = 7, lse = log(1 + 3).
+  AttentionDims dims{1, 1, 2, 1, false};
+  std::vector<float> o, lse;
+  AttentionForward(dims, {2}, {0, std::log(3.0f) / 2}, {4, 8}, o, lse);
+  EXPECT_NEAR(o[0], 7, 1e-5);
+  EXPECT_NEAR(lse[0], std::log(4.0), 1e-6);
+  // Causal, two positions: query 0 sees key 0 only (O = V[0], lse = its score 3 * 0.5); query
+  // 1 sees both, with scores 2.5 and 0, so key 0 weighs sigmoid(2.5).
+  dims = AttentionDims{1, 2, 2, 1, true};
+  AttentionForward(dims, {3, 5}, {0.5f, 0}, {10, 20}, o, lse);
+  EXPECT_NEAR(o[0], 10, 1e-5);
+  EXPECT_NEAR(lse[0], 1.5, 1e-6);
+  const double w0 = 1 / (1 + std::exp(-2.5));
+  EXPECT_NEAR(o[1], 10 * w0 + 20 * (1 - w0), 1e-4);
+  EXPECT_NEAR(lse[1], std::log(std::exp(2.5) + 1), 1e-6);
+}
+
+// L(Q, K, V) = sum(O * G): its gradients are the backward's dQ, dK, dV for dO = G.
+double Loss(const AttentionDims& dims, const std::vector<float>& q, const std::vector<float>& k,
+            const std::vector<float>& v, const std::vector<float>& g) {
+  std::vector<float> o, lse;
+  AttentionForward(dims, q, k, v, o, lse);
+  double l = 0;
+  for (std::size_t i = 0; i < o.size(); ++i) l += static_cast<double>(o[i]) * g[i];
+  return l;
+}
+
+std::vector<float> Lcg(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
+  }
+  return v;
+}
+
+TEST(Reference, AttentionBackwardMatchesFiniteDifferences) {
+  for (bool causal : {false, true}) {
+    const AttentionDims dims{2, 3, causal ? 3 : 4, 2, causal};
+    const std::size_t nq = 2 * 3 * 2, nkv = 2 * dims.s_kv * 2;
+    std::vector<float> q = Lcg(nq, 1), k = Lcg(nkv, 2), v = Lcg(nkv, 3);
+    const std::vector<float> g = Lcg(nq, 4);
+    std::vector<float> dq, dk, dv;
+    AttentionBackward(dims, q, k, v, g, dq, dk, dv);
+    // Central differences of a float forward: error about eps_float * |L| / h, far below 1e-3.
+    const float h = 1e-2f;
+    auto check = [&](std::vector<float>& x, const std::vector<float>& grad, const char* what) {
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const float keep = x[i];
+        x[i] = keep + h;
+        const double up = Loss(dims, q, k, v, g);
+        x[i] = keep - h;
+        const double down = Loss(dims, q, k, v, g);
+        x[i] = keep;
+        EXPECT_NEAR(grad[i], (up - down) / (2 * h), 1e-3)
+            << what << "[" << i << "] causal " << causal;
+      }
+    };
+    check(q, dq, "dQ");
+    check(k, dk, "dK");
+    check(v, dv, "dV");
+  }
+}
+
+TEST(Reference, AttentionRejectsMismatchedSizes) {
+  std::vector<float> o, lse;
+  try {
+    AttentionForward(AttentionDims{1, 2, 3, 2, false}, {1, 2, 3, 4}, {1, 2}, {1, 2}, o, lse);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "reference::Attention: Q has 4, K 2 and V 2 values; batch * s_q * d = 4 and "
+                 "batch * s_kv * d = 6 expected");
+  }
+  try {
+    AttentionForward(AttentionDims{1, 1, 2, 1, true}, {1}, {1, 2}, {1, 2}, o, lse);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "reference::Attention: a causal mask needs s_q == s_kv");
+  }
+}
+
 TEST(Reference, AdamFirstStepMovesByLearningRate) {
   // At step 1 the bias-corrected m/sqrt(v) is g/|g| (eps aside): every parameter moves by lr
   // against its gradient's sign (Kingma & Ba 2015, section 2.1).

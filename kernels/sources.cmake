@@ -13,6 +13,11 @@ set(KERNELS_CUDA_SOURCES
   quantize.cu
   rowwise.cu
 )
+# cuDNN's fused attention when cuDNN is found (STRATASIM_HAVE_CUDNN), else the stub that says why
+# it cannot run.
+set(KERNELS_CUDNN_SOURCES cudnn_check.cpp flash_attention.cpp)
+set(KERNELS_CUDNN_STUB_SOURCES flash_attention_stub.cpp)
+set(KERNELS_CUDNN_TESTS cudnn_check_test.cpp flash_attention_test.cpp)
 set(KERNELS_CUDA_TESTS
   adam_test.cpp
   convert_test.cpp

@@ -112,5 +112,86 @@ TEST(TaskKernels, RejectsNonComputeTasks) {
   }
 }
 
+Task FusedAttention(Phase phase, DType dtype, double b, double s, double d, bool causal) {
+  Task t = Compute(OpKind::kFusedAttention, dtype, "attn_core");
+  t.phase = phase;
+  t.causal = causal;
+  t.gemm = GemmShape{s, s, d, b};
+  return t;
+}
+
+std::string PlanError(const Task& t) {
+  try {
+    PlanKernel(t);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TaskKernels, FusedAttentionForwardIsCudnnsFlashKernel) {
+  if (!kernels::CudnnAvailable()) GTEST_SKIP() << kernels::CudnnUnavailableReason();
+  for (Phase phase : {Phase::kForward, Phase::kRecompute}) {
+    const KernelPlan p = PlanKernel(FusedAttention(phase, DType::kBF16, 96, 4096, 128, true));
+    EXPECT_EQ(p.kind, KernelKind::kFlashForward);
+    EXPECT_EQ(p.dtype, DType::kBF16);
+    EXPECT_EQ(p.attention.batch, 96);
+    EXPECT_EQ(p.attention.s_q, 4096);
+    EXPECT_EQ(p.attention.d, 128);
+    EXPECT_TRUE(p.attention.causal);
+    // Causal: the scores on and below the diagonal only.
+    EXPECT_DOUBLE_EQ(p.flops, 4.0 * 96 * 128 * 4096 * 4097 / 2);
+    EXPECT_EQ(p.buffers[0], 96u * 4096 * 128 * 2);      // Q
+    EXPECT_EQ(p.buffers[1], 2 * 96u * 4096 * 128 * 2);  // K and V
+    EXPECT_EQ(p.buffers[3], 96u * 4096 * 4);            // FP32 logsumexp
+  }
+  // No FP32 flash kernel: BF16, and d up to the engine's multiple of 8.
+  const KernelPlan p = PlanKernel(FusedAttention(Phase::kForward, DType::kFP32, 2, 100, 60, false));
+  EXPECT_EQ(p.dtype, DType::kBF16);
+  EXPECT_EQ(p.attention.d, 64);
+  EXPECT_DOUBLE_EQ(p.flops, 4.0 * 2 * 64 * 100 * 100);
+  EXPECT_EQ(ToString(p.kind), "flash_attention_fwd");
+}
+
+TEST(TaskKernels, FusedAttentionBackwardBoundsItsScoreTiles) {
+  if (!kernels::CudnnAvailable()) GTEST_SKIP() << kernels::CudnnUnavailableReason();
+  const KernelPlan p =
+      PlanKernel(FusedAttention(Phase::kBackward, DType::kFP16, 96, 4096, 128, true));
+  EXPECT_EQ(p.kind, KernelKind::kFlashBackward);
+  EXPECT_EQ(ToString(p.kind), "flash_attention_bwd");
+  // 2 x 4096^2 FP16 scores per entry = 64 MiB: 8 entries fill the 512 MiB bound.
+  EXPECT_EQ(p.chunk, 8);
+  EXPECT_LE(p.buffers[3], kBackwardScoreBytes);
+  EXPECT_DOUBLE_EQ(p.flops, 10.0 * 96 * 4096 * 4096 * 128);
+  EXPECT_EQ(p.buffers[0], 2 * 96u * 4096 * 128 * 2);  // Q and dO
+  // A sequence whose scores alone pass the bound still runs, one entry at a time.
+  EXPECT_EQ(PlanKernel(FusedAttention(Phase::kBackward, DType::kBF16, 4, 32768, 64, false)).chunk,
+            1);
+}
+
+TEST(TaskKernels, FusedAttentionBadTasksAreRefusedNamingThem) {
+  if (!kernels::CudnnAvailable()) {
+    EXPECT_EQ(
+        PlanError(FusedAttention(Phase::kForward, DType::kBF16, 1, 64, 64, true)),
+        "task 7 'attn_core': no fused attention kernel: " + kernels::CudnnUnavailableReason());
+    return;
+  }
+  Task t = FusedAttention(Phase::kForward, DType::kBF16, 1, 64, 64, true);
+  t.gemm.n = 32;
+  EXPECT_EQ(
+      PlanError(t),
+      "task 7 'attn_core': a causal fused attention needs as many queries as keys (m 64, n 32)");
+  t.gemm = GemmShape{};
+  EXPECT_EQ(PlanError(t),
+            "task 7 'attn_core': a fused attention task needs its shape (gemm batch = sequences x "
+            "heads, m = query rows, n = key rows, k = head dimension)");
+}
+
+TEST(TaskKernels, FusedAttentionWithoutCudnnNamesTheTaskAndTheReason) {
+  const Task t = FusedAttention(Phase::kForward, DType::kBF16, 1, 64, 64, true);
+  EXPECT_EQ(FusedAttentionUnavailable(t, "this build has no cuDNN"),
+            "task 7 'attn_core': no fused attention kernel: this build has no cuDNN");
+}
+
 }  // namespace
 }  // namespace stratasim::validate::cuda
