@@ -46,9 +46,14 @@ OpCost FlashAttention(const AttentionShape& x) {
   op.name = "attention";
   op.kind = OpKind::kFusedAttention;
   op.attention_core = true;
-  op.forward = KernelCost{forward_flops, q + kv + q + logsumexp, shape, x.causal};
-  op.backward_input =
-      KernelCost{2.5 * forward_flops, (q + kv + 2 * q + logsumexp) + (q + kv), shape, x.causal};
+  op.forward.flops = forward_flops;
+  op.forward.bytes = q + kv + q + logsumexp;
+  op.backward_input.flops = 2.5 * forward_flops;
+  op.backward_input.bytes = (q + kv + 2 * q + logsumexp) + (q + kv);
+  for (KernelCost* c : {&op.forward, &op.backward_input}) {
+    c->gemm = shape;
+    c->causal = x.causal;
+  }
   op.saved_bytes = logsumexp;
   return op;
 }

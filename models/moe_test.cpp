@@ -105,9 +105,9 @@ TEST(Mixtral, LlamaStyleMoeLayers) {
   std::vector<std::string> names;
   for (const OpCost& op : w.layers[1].ops) names.push_back(op.name);
   const std::vector<std::string> want = {
-      "norm1",          "qkv",           "rotary",      "attn_scores", "softmax",     "attn_values",
-      "proj",           "residual1",     "norm2",       "router",      "router_topk", "dispatch",
-      "expert_gate_up", "expert_swiglu", "expert_down", "combine",     "residual2"};
+      "norm1",       "qkv",     "rotary",      "attention", "proj",           "residual1",
+      "norm2",       "router",  "router_topk", "dispatch",  "expert_gate_up", "expert_swiglu",
+      "expert_down", "combine", "residual2"};  // flash attention: the core is one kernel
   EXPECT_EQ(names, want);
   // K and V are 8 heads of 128 (GQA): QKV is 4,096 x (4,096 + 2 x 1,024).
   for (const OpCost& op : w.layers[1].ops) {

@@ -69,8 +69,7 @@ TEST(Fp8Training, LinearGemmsRunAtTheFp8PeakAgainstTheClosedForm) {
   EXPECT_DOUBLE_EQ(qkv.bytes, (m * k + k * n) + 2 * m * n);  // FP8 inputs, BF16 output
   EXPECT_EQ(Find(plan.graph, "layer0/qkv/wgrad").dtype, DType::kFP8);
   // Non-GEMM kernels and attention's own products stay BF16, with BF16's bytes.
-  for (const char* op :
-       {"layer0/norm1/fwd", "layer0/softmax/fwd", "layer0/attn_scores/fwd", "head/logits/fwd"}) {
+  for (const char* op : {"layer0/norm1/fwd", "layer0/attention/fwd", "head/logits/fwd"}) {
     EXPECT_EQ(Find(plan.graph, op).dtype, DType::kBF16) << op;
     EXPECT_DOUBLE_EQ(Find(plan.graph, op).bytes, Find(base.graph, op).bytes) << op;
   }
