@@ -7,9 +7,13 @@
 #include <optional>
 #include <string>
 
+#include "core/scenario.h"
 #include "core/yaml_util.h"
 
 namespace stratasim {
+
+// `attention: flash | unfused` (a transformer's, or a strategy's own: core/scenario.h).
+Attention ReadAttentionChoice(const yaml::Reader& r, const yaml::Field& f);
 
 class ModelFields {
  public:

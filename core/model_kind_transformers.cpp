@@ -33,16 +33,7 @@ constexpr int kLlama3Vocabulary = 128256;  // Dubey et al. 2024: 128K tokens (re
 // How the attention core runs, and whether it is causal (`causal_default` when not written).
 void ReadAttention(const ModelFields& m, ModelSpec* spec, bool causal_default) {
   const yaml::Reader& r = m.reader();
-  if (auto attention = m.Get("attention")) {
-    const std::string v = r.String(*attention);
-    if (v == "flash") {
-      spec->attention = Attention::kFlash;
-    } else if (v == "unfused") {
-      spec->attention = Attention::kUnfused;
-    } else {
-      r.Fail(*attention, "must be one of: flash, unfused");
-    }
-  }
+  if (auto attention = m.Get("attention")) spec->attention = ReadAttentionChoice(r, *attention);
   spec->causal = causal_default;
   if (auto causal = m.Get("causal")) {
     // The spellings of YAML 1.2's core schema, as strategy options take them.
@@ -167,6 +158,13 @@ ModelKind TransformerKind(const char* name, const char* ffn_default, const char*
 }
 
 }  // namespace
+
+Attention ReadAttentionChoice(const yaml::Reader& r, const yaml::Field& f) {
+  const std::string v = r.String(f);
+  if (v == "flash") return Attention::kFlash;
+  if (v != "unfused") r.Fail(f, "must be one of: flash, unfused");
+  return Attention::kUnfused;
+}
 
 ModelKind GptModelKind() {
   ModelKind k = TransformerKind("gpt", "4 * hidden", "true", {}, "", ReadTransformer);

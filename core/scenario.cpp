@@ -28,6 +28,8 @@ std::vector<std::string> DescribeOverrides(const Scenario& s, const StrategySpec
   };
   if (spec.model) {
     const ModelSpec &m = *spec.model, &base = s.model;
+    note("model.attention", std::string(ToString(m.attention)),
+         std::string(ToString(base.attention)));
     note("model.recompute", std::string(ToString(m.recompute)),
          std::string(ToString(base.recompute)));
     note("model.recompute_layers", std::to_string(m.recompute_layers),

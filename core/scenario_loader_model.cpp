@@ -30,7 +30,7 @@ using yaml::Map;
 const std::vector<std::string> kCommonKeys = {"preset", "kind", "recompute", "recompute_layers"};
 // The model keys a strategy may override (ReadModelOverride): how the model is trained, not
 // what it is.
-const std::vector<std::string> kTrainingChoices = {"recompute", "recompute_layers"};
+const std::vector<std::string> kTrainingChoices = {"attention", "recompute", "recompute_layers"};
 
 bool Has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -152,6 +152,13 @@ ModelSpec ReadModelOverride(const yaml::Reader& r, const Field& f, const ModelSp
   }
   const ModelKind* kind = FindModelKind(base.kind);
   ModelSpec spec = base;
+  if (auto attention = m.Get("attention")) {
+    if (!kind->transformer) {
+      r.Fail(*attention,
+             "only for kinds " + Join(TransformerKinds()) + " (this model is " + kind->name + ")");
+    }
+    spec.attention = ReadAttentionChoice(r, *attention);
+  }
   if (m.Get("recompute") && !m.Get("recompute_layers")) spec.recompute_layers = 0;
   ReadRecompute(r, m, *kind, &spec);
   return spec;

@@ -1002,7 +1002,7 @@ TEST(LoadScenarioErrors, Strategies) {
 
 TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
   const Scenario s = LoadScenarioText(std::string(kBase) +
-                                          "    model: {recompute: selective}\n"
+                                          "    model: {recompute: selective, attention: unfused}\n"
                                           "    training: {precision: fp16, micro_batch: 8}\n"
                                           "  - {name: plain, kind: ddp}\n",
                                       "t.yaml");
@@ -1010,6 +1010,7 @@ TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
   const StrategySpec& own = s.strategies[0];
   ASSERT_TRUE(own.model && own.training);
   EXPECT_EQ(own.model->recompute, Recompute::kSelective);
+  EXPECT_EQ(own.model->attention, Attention::kUnfused);
   EXPECT_EQ(own.model->layers, s.model.layers);  // the rest is the scenario's
   EXPECT_EQ(own.training->precision, DType::kFP16);
   EXPECT_EQ(own.training->micro_batch, 8);
@@ -1021,7 +1022,8 @@ TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
   EXPECT_EQ(mine.model.recompute, Recompute::kSelective);
   EXPECT_EQ(ScenarioFor(s, s.strategies[1]).training.precision, DType::kBF16);
   EXPECT_EQ(DescribeOverrides(s, own),
-            (std::vector<std::string>{"model.recompute = selective (the scenario's: none)",
+            (std::vector<std::string>{"model.attention = unfused (the scenario's: flash)",
+                                      "model.recompute = selective (the scenario's: none)",
                                       "training.micro_batch = 8 (the scenario's: 4)",
                                       "training.precision = fp16 (the scenario's: bf16)"}));
   EXPECT_TRUE(DescribeOverrides(s, s.strategies[1]).empty());
@@ -1035,8 +1037,10 @@ TEST(LoadScenarioErrors, StrategyOverrides) {
               "on the same training)");
   ExpectError(ErrorOf(std::string(kBase) + "    model: {preset: gpt2-large}\n"), 21, 13,
               "strategies[0].model.preset",
-              "a strategy may change only how the model is trained: recompute, recompute_layers "
-              "(the model itself is the scenario's)");
+              "a strategy may change only how the model is trained: attention, recompute, "
+              "recompute_layers (the model itself is the scenario's)");
+  ExpectError(ErrorOf(std::string(kBase) + "    model: {attention: fast}\n"), 21, 24,
+              "strategies[0].model.attention", "must be one of: flash, unfused");
   ExpectError(ErrorOf(std::string(kBase) + "    training: {micro_batch: 5}\n"), 21, 29,
               "strategies[0].training.micro_batch", "must divide global_batch (64)");
   ExpectError(ErrorOf(std::string(kBase) + "    training: {precision: fp7}\n"), 21, 27,
