@@ -118,6 +118,28 @@ TEST(Fp8Training, TensorParallelSplitKeepsTheFp8Gemms) {
   for (const Collective& c : plan.graph.collectives()) EXPECT_EQ(c.dtype, DType::kBF16);
 }
 
+// TP communication overlap splits each GEMM into chunks: they stay FP8 GEMMs.
+TEST(Fp8Training, OverlappedTensorParallelChunksStayFp8) {
+  const Scenario s = LoadScenarioText(
+      Text("fp8",
+           "{name: tp, kind: tensor, options: {degree: 2, sequence_parallel: true, "
+           "tp_comm_overlap: true}}",
+           2),
+      "fp8.yaml");
+  const Plan plan = PlanStrategy(s, s.strategies[0]);
+  int chunks = 0;
+  for (const Task& t : plan.graph.tasks()) {
+    const std::string name = t.name.str();
+    if (name.find("/chunk") == std::string::npos || t.kind != TaskKind::kCompute) continue;
+    if (name.find("/qkv/") == std::string::npos && name.find("/proj/") == std::string::npos) {
+      continue;
+    }
+    ++chunks;
+    EXPECT_EQ(t.dtype, DType::kFP8) << name;
+  }
+  EXPECT_GT(chunks, 0);
+}
+
 TEST(Fp8Training, MfuIsAgainstTheBf16Peak) {
   const Scenario s = LoadScenarioText(Text("fp8", "{name: ddp, kind: ddp}", 2), "fp8.yaml");
   const MetricsInput in = MetricsInputFor(s, s.strategies.front(), 2, 8, 512);

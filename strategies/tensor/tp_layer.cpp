@@ -230,10 +230,11 @@ TaskId TensorLayerEmitter::AddKernel(int r, const std::string& name, OpKind kind
   k.phase = phase;
   k.name = Name::Join(prefix_, name);
   k.op = kind;
-  k.dtype = dtype_;
+  k.dtype = cost.dtype.value_or(dtype_);  // an FP8 GEMM's chunks run in FP8 too
   k.flops = cost.flops;
   k.bytes = cost.bytes;
   k.gemm = cost.gemm;
+  k.causal = cost.causal;
   for (TaskId d : deps) {
     if (d >= 0) k.deps.push_back(d);
   }
