@@ -127,5 +127,36 @@ strategies:
   EXPECT_LT(overlap.metrics.iteration_time_s, plain.metrics.iteration_time_s);
 }
 
+// The bundled scenario of today's stack loads, and its plan has each feature: FP8 GEMMs, one
+// fused attention kernel per layer and pass, the distributed optimizer's reduce-scatter and
+// parameter all-gather, the overlapped TP chunks; the strategies that turn one feature off say so.
+TEST(ModernH100Scenario, EachStrategyHasItsFeatures) {
+  Scenario s = LoadScenarioFile(std::string(STRATASIM_SOURCE_DIR) + "/scenarios/modern-h100.yaml");
+  ASSERT_EQ(s.strategies.size(), 6u);
+  EXPECT_EQ(s.training.precision, DType::kFP8);
+  EXPECT_EQ(s.model.attention, Attention::kFlash);
+  EXPECT_EQ(ScenarioFor(s, s.strategies[1]).training.precision, DType::kBF16);
+  EXPECT_EQ(ScenarioFor(s, s.strategies[2]).model.attention, Attention::kUnfused);
+  EXPECT_EQ(ScenarioFor(s, s.strategies[5]).training.micro_batch, 1);
+  // One iteration of 8 micro-batches: enough to see every kind of task.
+  s.training.global_batch = 16;
+  s.training.warmup_iterations = 0;
+  s.training.measured_iterations = 1;
+  const Plan plan = PlanStrategy(s, s.strategies[0]);
+  bool fp8_gemm = false, fused = false, chunk = false;
+  for (const Task& t : plan.graph.tasks()) {
+    fp8_gemm = fp8_gemm || (t.op == OpKind::kGemm && t.dtype == DType::kFP8);
+    fused = fused || (t.op == OpKind::kFusedAttention && t.causal);
+    chunk = chunk || t.name.str().find("/chunk") != std::string::npos;
+  }
+  EXPECT_TRUE(fp8_gemm && fused && chunk);
+  bool reduce_scatter = false, all_gather = false;
+  for (const Collective& c : plan.graph.collectives()) {
+    reduce_scatter = reduce_scatter || c.kind == CollectiveKind::kReduceScatter;
+    all_gather = all_gather || c.kind == CollectiveKind::kAllGather;
+  }
+  EXPECT_TRUE(reduce_scatter && all_gather);
+}
+
 }  // namespace
 }  // namespace stratasim
