@@ -13,6 +13,7 @@
 #include "sim/executor.h"
 #include "strategies/plan.h"
 #include "tests/scenario_text.h"
+#include "tests/simulated_strategy.h"
 
 namespace stratasim {
 namespace {
@@ -35,26 +36,8 @@ strategies:
 )";
 }
 
-struct SimRun {
-  Plan plan;
-  ExecutionTrace trace;
-  Metrics metrics;
-};
-
-SimRun Simulated(const Scenario& s, const std::string& name) {
-  for (const StrategySpec& spec : s.strategies) {
-    if (spec.name != name) continue;
-    SimRun r;
-    r.plan = PlanStrategy(s, spec);
-    r.trace = sim::Simulate(r.plan.graph, s.cluster, s.simulation);
-    r.metrics = Evaluate(s, spec, r.plan.graph, r.trace, r.plan.samples_per_iteration,
-                         r.plan.tokens_per_sample)
-                    .metrics;
-    return r;
-  }
-  ADD_FAILURE() << "no strategy " << name;
-  return {};
-}
+using testing::Simulated;
+using testing::SimulatedStrategy;
 
 // Layer 0's forward ring on rank 0: when step 0's kernels end, when step 1's start, and when
 // the block step 1 computes with arrived (and how long it moved).
@@ -64,7 +47,7 @@ struct Ring {
   double block_arrived = 0, block_moving = 0;
 };
 
-Ring ForwardRing(const SimRun& r) {
+Ring ForwardRing(const SimulatedStrategy& r) {
   Ring ring;
   for (const Task& t : r.plan.graph.tasks()) {
     if (t.rank != 0) continue;
@@ -94,7 +77,7 @@ double Exposed(const Metrics& m, const std::string& kind) {
 
 TEST(ContextParallelSimulated, RingShorterThanAStepIsHidden) {
   const Scenario s = LoadScenarioText(ScenarioText(), "cp.yaml");
-  const SimRun inside = Simulated(s, "inside");
+  const SimulatedStrategy inside = Simulated(s, "inside");
   const Ring ring = ForwardRing(inside);
   const double step = ring.step0_end - ring.step0_start;
   RecordProperty("step_s", std::to_string(step));
@@ -110,7 +93,8 @@ TEST(ContextParallelSimulated, RingShorterThanAStepIsHidden) {
 
 TEST(ContextParallelSimulated, RingLongerThanAStepShowsItsExcess) {
   const Scenario s = LoadScenarioText(ScenarioText(), "cp.yaml");
-  const SimRun across = Simulated(s, "across");  // rank order dpt: ring {0, 4} crosses servers
+  const SimulatedStrategy across =
+      Simulated(s, "across");  // rank order dpt: ring {0, 4} crosses servers
   const Ring ring = ForwardRing(across);
   const double step = ring.step0_end - ring.step0_start;
   RecordProperty("step_s", std::to_string(step));
@@ -119,7 +103,7 @@ TEST(ContextParallelSimulated, RingLongerThanAStepShowsItsExcess) {
   // Closed form: step 1 waits for the block, max(step 0's end, its arrival) = its arrival.
   EXPECT_NEAR(ring.step1_start, ring.block_arrived, 1e-12);
   EXPECT_GT(ring.step1_start, ring.step0_end);
-  const SimRun inside = Simulated(s, "inside");
+  const SimulatedStrategy inside = Simulated(s, "inside");
   EXPECT_GT(Exposed(across.metrics, "cp"), 10 * Exposed(inside.metrics, "cp") + 1e-6);
   EXPECT_GT(across.metrics.iteration_time_s, inside.metrics.iteration_time_s);
 }

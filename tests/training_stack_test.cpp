@@ -11,30 +11,13 @@
 #include "sim/executor.h"
 #include "strategies/plan.h"
 #include "tests/scenario_text.h"
+#include "tests/simulated_strategy.h"
 
 namespace stratasim {
 namespace {
 
-struct Simulation {
-  Plan plan;
-  ExecutionTrace trace;
-  Metrics metrics;
-};
-
-Simulation Simulated(const Scenario& s, const std::string& name) {
-  for (const StrategySpec& spec : s.strategies) {
-    if (spec.name != name) continue;
-    Simulation out;
-    out.plan = PlanStrategy(s, spec);
-    out.trace = sim::Simulate(out.plan.graph, s.cluster, s.simulation);
-    out.metrics = Evaluate(s, spec, out.plan.graph, out.trace, out.plan.samples_per_iteration,
-                           out.plan.tokens_per_sample)
-                      .metrics;
-    return out;
-  }
-  ADD_FAILURE() << "no strategy " << name;
-  return {};
-}
+using testing::Simulated;
+using testing::SimulatedStrategy;
 
 TEST(DistributedOptimizerSimulated, OverlappedParamGatherIsNoSlower) {
   const Scenario s = LoadScenarioText(
@@ -69,7 +52,7 @@ struct Span {
   double comm = 0;  // the plain collective's time (not overlapped)
 };
 
-Span QkvForward(const Simulation& sim, const std::string& layer) {
+Span QkvForward(const SimulatedStrategy& sim, const std::string& layer) {
   Span out;
   const std::string op = "it0/mb0/" + layer + "/qkv/";
   for (const TraceRecord& r : sim.trace.records) {
@@ -105,7 +88,7 @@ strategies:
   - {name: overlap, kind: tensor, options: {degree: 4, sequence_parallel: true, tp_comm_overlap: true}}
 )",
       "tp-overlap.yaml");
-  const Simulation plain = Simulated(s, "sp"), overlap = Simulated(s, "overlap");
+  const SimulatedStrategy plain = Simulated(s, "sp"), overlap = Simulated(s, "overlap");
   const Span a = QkvForward(plain, "layer1"), b = QkvForward(overlap, "layer1");
   const double t = 4;
   const double serial = a.end - a.start;  // all-gather, then GEMM

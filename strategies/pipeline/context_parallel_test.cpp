@@ -223,7 +223,8 @@ TEST(ContextParallel, BadDegreesAreLocatedErrors) {
   // Only kind 3d has the option.
   e = testing::PlanErrorOf(s,
                            testing::SpecOf("pp", "pipeline", {{"stages", "2"}, {"context", "2"}}));
-  EXPECT_NE(e.find("strategies[0].options.context = \"2\": unknown option"), std::string::npos) << e;
+  EXPECT_NE(e.find("strategies[0].options.context = \"2\": unknown option"), std::string::npos)
+      << e;
 }
 
 }  // namespace

@@ -71,23 +71,7 @@ void TensorLayerEmitter::Kernel(const std::string& name, const OpCost& op, const
                                 Phase phase, const std::vector<std::vector<int>>& groups,
                                 int iteration, std::vector<TaskId>& last) {
   for (const std::vector<int>& ranks : groups) {
-    for (int r : ranks) {
-      Task t;
-      t.kind = TaskKind::kCompute;
-      t.rank = r;
-      t.stream = stream_;
-      t.iteration = iteration;
-      t.phase = phase;
-      t.name = Name::Join(prefix_, name);
-      t.op = op.kind;
-      t.dtype = cost.dtype.value_or(dtype_);  // an FP8 GEMM's own format, else the workload's
-      t.flops = cost.flops;
-      t.bytes = cost.bytes;
-      t.gemm = cost.gemm;
-      t.causal = cost.causal;
-      if (last[r] >= 0) t.deps.push_back(last[r]);
-      last[r] = g_.Add(std::move(t));
-    }
+    for (int r : ranks) last[r] = AddKernel(r, name, op.kind, cost, phase, iteration, {last[r]});
   }
 }
 
