@@ -1041,6 +1041,10 @@ TEST(LoadScenarioErrors, StrategyOverrides) {
               "recompute_layers (the model itself is the scenario's)");
   ExpectError(ErrorOf(std::string(kBase) + "    model: {attention: fast}\n"), 21, 24,
               "strategies[0].model.attention", "must be one of: flash, unfused");
+  ExpectError(ErrorOf(Base("preset: gpt2-medium", "preset: resnet50") +
+                      "    model: {attention: unfused}\n"),
+              21, 24, "strategies[0].model.attention",
+              "only for kinds gpt, bert, llama, moe (this model is resnet50)");
   ExpectError(ErrorOf(std::string(kBase) + "    training: {micro_batch: 5}\n"), 21, 29,
               "strategies[0].training.micro_batch", "must divide global_batch (64)");
   ExpectError(ErrorOf(std::string(kBase) + "    training: {precision: fp7}\n"), 21, 27,
