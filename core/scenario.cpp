@@ -16,31 +16,35 @@ std::string_view ToString(Fidelity f) {
 
 Scenario ScenarioFor(const Scenario& s, const StrategySpec& spec) {
   Scenario out = s;
-  if (spec.model) out.model = *spec.model;
-  if (spec.training) out.training = *spec.training;
+  const TrainingChoices& own = spec.own;
+  if (own.attention) out.model.attention = *own.attention;
+  if (own.recompute) out.model.recompute = *own.recompute;
+  if (own.recompute_layers) out.model.recompute_layers = *own.recompute_layers;
+  if (own.micro_batch) out.training.micro_batch = *own.micro_batch;
+  if (own.precision) {
+    out.training.precision = *own.precision;
+    out.training.precision_where = own.precision_where;
+  }
   return out;
 }
 
 std::vector<std::string> DescribeOverrides(const Scenario& s, const StrategySpec& spec) {
   std::vector<std::string> notes;
-  auto note = [&](const std::string& key, const std::string& mine, const std::string& theirs) {
-    if (mine != theirs) notes.push_back(key + " = " + mine + " (the scenario's: " + theirs + ")");
+  if (spec.own.empty()) return notes;
+  const Scenario mine = ScenarioFor(s, spec);
+  auto note = [&](const std::string& key, const std::string& value, const std::string& base) {
+    if (value != base) notes.push_back(key + " = " + value + " (the scenario's: " + base + ")");
   };
-  if (spec.model) {
-    const ModelSpec &m = *spec.model, &base = s.model;
-    note("model.attention", std::string(ToString(m.attention)),
-         std::string(ToString(base.attention)));
-    note("model.recompute", std::string(ToString(m.recompute)),
-         std::string(ToString(base.recompute)));
-    note("model.recompute_layers", std::to_string(m.recompute_layers),
-         std::to_string(base.recompute_layers));
-  }
-  if (spec.training) {
-    const TrainingSpec &t = *spec.training, &base = s.training;
-    note("training.micro_batch", std::to_string(t.micro_batch), std::to_string(base.micro_batch));
-    note("training.precision", std::string(ToString(t.precision)),
-         std::string(ToString(base.precision)));
-  }
+  note("model.attention", std::string(ToString(mine.model.attention)),
+       std::string(ToString(s.model.attention)));
+  note("model.recompute", std::string(ToString(mine.model.recompute)),
+       std::string(ToString(s.model.recompute)));
+  note("model.recompute_layers", std::to_string(mine.model.recompute_layers),
+       std::to_string(s.model.recompute_layers));
+  note("training.micro_batch", std::to_string(mine.training.micro_batch),
+       std::to_string(s.training.micro_batch));
+  note("training.precision", std::string(ToString(mine.training.precision)),
+       std::string(ToString(s.training.precision)));
   return notes;
 }
 

@@ -144,17 +144,30 @@ struct OptionValue {
   SourceLocation where;
 };
 
+// The keys of `model:` and `training:` a strategy may give for itself: how the model is trained,
+// not what it is or how long (docs/scenario-format.md).
+struct TrainingChoices {
+  std::optional<Attention> attention;
+  std::optional<Recompute> recompute;
+  std::optional<int> recompute_layers;
+  std::optional<int> micro_batch;
+  std::optional<DType> precision;
+  SourceLocation precision_where;
+
+  bool empty() const {
+    return !attention && !recompute && !recompute_layers && !micro_batch && !precision;
+  }
+};
+
 struct StrategySpec {
   std::string name;  // unique within the scenario; names output files
   std::string kind;  // e.g. "ddp"
   SourceLocation where;
   std::string key_path;  // "strategies[2]" for error messages
   std::map<std::string, OptionValue> options;
-  // The strategy's own `model:` / `training:` choices (how the model is trained: attention,
-  // recompute, micro-batch, precision), applied over the scenario's by ScenarioFor; empty: the
-  // scenario's.
-  std::optional<ModelSpec> model;
-  std::optional<TrainingSpec> training;
+  // The strategy's own choices of how the model is trained (its `model:` / `training:` maps),
+  // applied over the scenario's by ScenarioFor; unset: the scenario's.
+  TrainingChoices own;
 };
 
 struct Scenario {

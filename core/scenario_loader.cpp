@@ -98,7 +98,7 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
   if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
   s.strategies = sections::ReadStrategies(r, m.Require("strategies"), s.model, s.training);
   for (const StrategySpec& spec : s.strategies) {
-    if (spec.training && spec.training->precision == DType::kFP8) {
+    if (spec.own.precision == DType::kFP8) {
       CheckFp8(ScenarioFor(s, spec), spec.key_path + ".training.precision");
     }
   }

@@ -141,7 +141,8 @@ ModelSpec ReadModel(const yaml::Reader& r, const Field& f) {
   return spec;
 }
 
-ModelSpec ReadModelOverride(const yaml::Reader& r, const Field& f, const ModelSpec& base) {
+void ReadModelOverride(const yaml::Reader& r, const Field& f, const ModelSpec& base,
+                       TrainingChoices* own) {
   Map m(r, f, {}, /*any_key=*/true);
   for (const auto& [key, field] : m.entries()) {
     if (!Has(kTrainingChoices, key)) {
@@ -161,7 +162,11 @@ ModelSpec ReadModelOverride(const yaml::Reader& r, const Field& f, const ModelSp
   }
   if (m.Get("recompute") && !m.Get("recompute_layers")) spec.recompute_layers = 0;
   ReadRecompute(r, m, *kind, &spec);
-  return spec;
+  if (m.Get("attention")) own->attention = spec.attention;
+  if (m.Get("recompute")) own->recompute = spec.recompute;
+  if (m.Get("recompute") || m.Get("recompute_layers")) {
+    own->recompute_layers = spec.recompute_layers;
+  }
 }
 
 }  // namespace scenario_sections

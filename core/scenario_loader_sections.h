@@ -16,11 +16,12 @@ namespace stratasim::scenario_sections {
 ClusterSpec ReadCluster(const yaml::Reader& r, const yaml::Field& f);
 ModelSpec ReadModel(const yaml::Reader& r, const yaml::Field& f);
 TrainingSpec ReadTraining(const yaml::Reader& r, const yaml::Field& f);
-// A strategy's `model:` / `training:` map: `base` (the scenario's section) with the keys that
-// say how the model is trained changed; any other key is a ConfigError.
-ModelSpec ReadModelOverride(const yaml::Reader& r, const yaml::Field& f, const ModelSpec& base);
-TrainingSpec ReadTrainingOverride(const yaml::Reader& r, const yaml::Field& f,
-                                  const TrainingSpec& base);
+// A strategy's `model:` / `training:` map: the keys that say how the model is trained, checked
+// over `base` (the scenario's section) by its rules, into *own; any other key is a ConfigError.
+void ReadModelOverride(const yaml::Reader& r, const yaml::Field& f, const ModelSpec& base,
+                       TrainingChoices* own);
+void ReadTrainingOverride(const yaml::Reader& r, const yaml::Field& f, const TrainingSpec& base,
+                          TrainingChoices* own);
 // A calibration file it names is read relative to the scenario file (r.file()).
 SimulationSpec ReadSimulation(const yaml::Reader& r, const yaml::Field& f);
 // `model` and `training`: the scenario's sections, which a strategy's overrides start from.

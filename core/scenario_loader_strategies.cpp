@@ -38,8 +38,8 @@ std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
         s.options[key] = OptionValue{value.value.Scalar(), r.WhereOf(value)};
       }
     }
-    if (auto changed = m.Get("model")) s.model = ReadModelOverride(r, *changed, model);
-    if (auto changed = m.Get("training")) s.training = ReadTrainingOverride(r, *changed, training);
+    if (auto changed = m.Get("model")) ReadModelOverride(r, *changed, model, &s.own);
+    if (auto changed = m.Get("training")) ReadTrainingOverride(r, *changed, training, &s.own);
     out.push_back(s);
     name_nodes.push_back(name.value);
   }

@@ -1008,14 +1008,12 @@ TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
                                       "t.yaml");
   ASSERT_EQ(s.strategies.size(), 2u);
   const StrategySpec& own = s.strategies[0];
-  ASSERT_TRUE(own.model && own.training);
-  EXPECT_EQ(own.model->recompute, Recompute::kSelective);
-  EXPECT_EQ(own.model->attention, Attention::kUnfused);
-  EXPECT_EQ(own.model->layers, s.model.layers);  // the rest is the scenario's
-  EXPECT_EQ(own.training->precision, DType::kFP16);
-  EXPECT_EQ(own.training->micro_batch, 8);
-  EXPECT_EQ(own.training->global_batch, 64);
-  EXPECT_FALSE(s.strategies[1].model || s.strategies[1].training);
+  EXPECT_EQ(own.own.recompute, Recompute::kSelective);
+  EXPECT_EQ(own.own.recompute_layers, 0);
+  EXPECT_EQ(own.own.attention, Attention::kUnfused);
+  EXPECT_EQ(own.own.precision, DType::kFP16);
+  EXPECT_EQ(own.own.micro_batch, 8);
+  EXPECT_TRUE(s.strategies[1].own.empty());
 
   const Scenario mine = ScenarioFor(s, own);
   EXPECT_EQ(mine.training.precision, DType::kFP16);
@@ -1027,6 +1025,15 @@ TEST(LoadScenario, StrategyOverridesHowTheModelIsTrained) {
                                       "training.micro_batch = 8 (the scenario's: 4)",
                                       "training.precision = fp16 (the scenario's: bf16)"}));
   EXPECT_TRUE(DescribeOverrides(s, s.strategies[1]).empty());
+  // Only the keys the strategy gave: a run that shortens the scenario (sizing plans one
+  // iteration) keeps its change.
+  Scenario shorter = s;
+  shorter.training.measured_iterations = 1;
+  shorter.model.layers = 2;
+  const Scenario mine_shorter = ScenarioFor(shorter, own);
+  EXPECT_EQ(mine_shorter.training.measured_iterations, 1);
+  EXPECT_EQ(mine_shorter.model.layers, 2);
+  EXPECT_EQ(mine_shorter.training.micro_batch, 8);
 }
 
 TEST(LoadScenarioErrors, StrategyOverrides) {

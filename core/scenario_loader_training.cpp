@@ -61,7 +61,8 @@ TrainingSpec ReadTraining(const yaml::Reader& r, const Field& f) {
   return spec;
 }
 
-TrainingSpec ReadTrainingOverride(const yaml::Reader& r, const Field& f, const TrainingSpec& base) {
+void ReadTrainingOverride(const yaml::Reader& r, const Field& f, const TrainingSpec& base,
+                          TrainingChoices* own) {
   Map m(r, f, {}, /*any_key=*/true);
   for (const auto& [key, field] : m.entries()) {
     if (key != "micro_batch" && key != "precision") {
@@ -73,7 +74,11 @@ TrainingSpec ReadTrainingOverride(const yaml::Reader& r, const Field& f, const T
   }
   TrainingSpec spec = base;
   ReadMicroBatchAndPrecision(r, m, spec);
-  return spec;
+  if (m.Get("micro_batch")) own->micro_batch = spec.micro_batch;
+  if (m.Get("precision")) {
+    own->precision = spec.precision;
+    own->precision_where = spec.precision_where;
+  }
 }
 
 }  // namespace stratasim::scenario_sections

@@ -67,8 +67,7 @@ const StrategyKindInfo* FindStrategyKind(const std::string& kind) {
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
   for (const Entry& e : kPlanners) {
     if (spec.kind != e.kind) continue;
-    const bool own = spec.model || spec.training;
-    Plan plan = own ? e.plan(ScenarioFor(s, spec), spec) : e.plan(s, spec);
+    Plan plan = spec.own.empty() ? e.plan(s, spec) : e.plan(ScenarioFor(s, spec), spec);
     for (const std::string& changed : DescribeOverrides(s, spec)) {
       plan.notes.push_back("trained with " + changed);
     }

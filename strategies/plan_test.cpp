@@ -37,9 +37,8 @@ TEST(PlanStrategy, PlansWithTheStrategysOwnTrainingChoices) {
   tiny.global_batch = 16;  // 2 micro-batches of 1 per GPU
   const Scenario s = testing::TinyGptScenario(tiny);
   StrategySpec mine = testing::SpecOf("fp32", "ddp", {});
-  mine.training = s.training;
-  mine.training->precision = DType::kFP32;
-  mine.training->micro_batch = 2;
+  mine.own.precision = DType::kFP32;
+  mine.own.micro_batch = 2;
   auto compute_dtypes = [](const Plan& p) {
     std::vector<DType> seen;
     for (const Task& t : p.graph.tasks()) {
