@@ -32,10 +32,7 @@ double LlamaParameterCount(const ModelSpec& s) {
   return l * (h * (h + 2 * kv) + h * h + 3 * h * f + 2 * h) + 2 * V * h + h;
 }
 
-Workload BuildLlama(const ModelSpec& spec, int micro_batch, DType dtype) {
-  Check(spec);
-  CheckMicroBatch(spec, micro_batch);
-  TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
+void MakeLlamaStyle(const ModelSpec& spec, TransformerLayerShape& x) {
   x.kv_heads = KvHeads(spec);
   x.ffn_hidden = LlamaFfnHidden(spec);
   x.rms_norm = true;
@@ -43,6 +40,13 @@ Workload BuildLlama(const ModelSpec& spec, int micro_batch, DType dtype) {
   x.rotary = true;
   x.dropout = false;
   x.bias = false;
+}
+
+Workload BuildLlama(const ModelSpec& spec, int micro_batch, DType dtype) {
+  Check(spec);
+  CheckMicroBatch(spec, micro_batch);
+  TransformerLayerShape x = GptLayerShape(spec, micro_batch, dtype);
+  MakeLlamaStyle(spec, x);
   const double tokens = x.micro_batch * x.sequence, e = x.bytes_per_element;
   Workload w;
   w.kind = spec.kind;

@@ -6,6 +6,7 @@
 #define STRATASIM_MODELS_LLAMA_H_
 
 #include "core/scenario.h"
+#include "models/transformer.h"
 #include "models/workload.h"
 
 namespace stratasim {
@@ -13,6 +14,10 @@ namespace stratasim {
 // SwiGLU width when the spec gives none: 2/3 of 4h rounded up to a multiple of 256, as the
 // reference implementation does (llama/model.py, multiple_of = 256): 11008 for h = 4096.
 int LlamaFfnHidden(const ModelSpec& spec);
+
+// Makes a layer shape LLaMA-style (the header's list): kv_heads key/value heads, the SwiGLU
+// width, RMSNorm, rotary positions, no dropout, no biases. Shared with MoE's architecture llama.
+void MakeLlamaStyle(const ModelSpec& spec, TransformerLayerShape& x);
 
 // Per micro-batch of `micro_batch` sequences, without recomputation.
 Workload BuildLlama(const ModelSpec& spec, int micro_batch, DType dtype);

@@ -37,15 +37,7 @@ TransformerLayerShape MoeLayerShape(const ModelSpec& spec, int micro_batch, DTyp
   x.experts = spec.experts;
   x.top_k = spec.top_k;
   x.capacity_factor = spec.capacity_factor;
-  if (LlamaStyle(spec)) {
-    x.kv_heads = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
-    x.ffn_hidden = LlamaFfnHidden(spec);
-    x.rms_norm = true;
-    x.swiglu = true;
-    x.rotary = true;
-    x.dropout = false;
-    x.bias = false;
-  }
+  if (LlamaStyle(spec)) MakeLlamaStyle(spec, x);
   return x;
 }
 
