@@ -45,6 +45,19 @@ Mat Widen(const T* src, long long rows, long long d, float* dst) {
   return out;
 }
 
+// What the forward and the backward of one batch entry both start from: the softmax scale and
+// Q, K, V widened to FP32 in the entry's scratch.
+template <typename T>
+struct WidenedInputs {
+  WidenedInputs(const FusedAttentionDims& dims, const T* q, const T* k, const T* v, Scratch& pool)
+      : scale(static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)))),
+        qf(Widen(q, dims.s_q, dims.d, pool.Take(dims.s_q * dims.d))),
+        kf(Widen(k, dims.s_kv, dims.d, pool.Take(dims.s_kv * dims.d))),
+        vf(Widen(v, dims.s_kv, dims.d, pool.Take(dims.s_kv * dims.d))) {}
+  const float scale;
+  const Mat qf, kf, vf;
+};
+
 // Sets the scores of tile (r0.., c0..) with key index > query index to -inf (causal mask);
 // only tiles that cross the diagonal have any.
 void MaskTile(Mat& s, long long r0, long long c0, float value) {
@@ -59,11 +72,10 @@ void ForwardEntry(const FusedAttentionDims& dims, const T* q, const T* k, const 
                   float* lse, float* scratch) {
   const long long sq = dims.s_q, skv = dims.s_kv, d = dims.d;
   const long long bq = dims.block_q, bkv = dims.block_kv;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   Scratch pool(scratch);
-  const Mat qf = Widen(q, sq, d, pool.Take(sq * d));
-  const Mat kf = Widen(k, skv, d, pool.Take(skv * d));
-  const Mat vf = Widen(v, skv, d, pool.Take(skv * d));
+  const WidenedInputs<T> in(dims, q, k, v, pool);
+  const float scale = in.scale;
+  const Mat &qf = in.qf, &kf = in.kf, &vf = in.vf;
   float* s_buf = pool.Take(bq * bkv);
   float* acc_buf = pool.Take(bq * d);
   float* row_max = pool.Take(bq);
@@ -107,11 +119,10 @@ void BackwardEntry(const FusedAttentionDims& dims, const T* q, const T* k, const
                    const T* dout, const float* lse, T* dq, T* dk, T* dv, float* scratch) {
   const long long sq = dims.s_q, skv = dims.s_kv, d = dims.d;
   const long long bq = dims.block_q, bkv = dims.block_kv;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   Scratch pool(scratch);
-  const Mat qf = Widen(q, sq, d, pool.Take(sq * d));
-  const Mat kf = Widen(k, skv, d, pool.Take(skv * d));
-  const Mat vf = Widen(v, skv, d, pool.Take(skv * d));
+  const WidenedInputs<T> in(dims, q, k, v, pool);
+  const float scale = in.scale;
+  const Mat &qf = in.qf, &kf = in.kf, &vf = in.vf;
   const Mat dof = Widen(dout, sq, d, pool.Take(sq * d));
   Mat dq_acc(pool.Take(sq * d), sq, d);
   dq_acc.setZero();
