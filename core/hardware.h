@@ -21,7 +21,7 @@ struct GpuSpec {
   double memory_bandwidth_Bps = 0;
   std::string source;  // datasheet the figures come from
   // Streaming multiprocessors: the cost model spreads a GEMM's output tiles over them (wave
-  // quantisation, sim/compute_model.h). 0 = unknown, and the model then ignores waves.
+  // quantisation, core/compute_model.h). 0 = unknown, and the model then ignores waves.
   int sm_count = 0;
 
   bool Supports(DType d) const { return peak_flops.count(d) != 0; }

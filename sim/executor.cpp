@@ -19,7 +19,7 @@
 #include "core/limits.h"
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
-#include "sim/compute_model.h"
+#include "core/compute_model.h"
 #include "sim/latency_groups.h"
 #include "sim/maestro_list.h"
 #include "sim/platform.h"

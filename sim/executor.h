@@ -1,7 +1,7 @@
 // The SimGrid executor: runs a TaskGraph on the platform of a cluster and records when every
 // task ran.
 //
-// Compute tasks become Execs on their GPU's host (duration from sim/compute_model.h), transfers
+// Compute tasks become Execs on their GPU's host (duration from core/compute_model.h), transfers
 // and host<->device copies become Comms along the platform's routes, and each collective is
 // lowered into flows (sim/collectives/lowering.h) that start as their dependencies complete.
 // Activities are created only when they become ready, from SimGrid's completion signal, with

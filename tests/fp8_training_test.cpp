@@ -9,7 +9,7 @@
 #include "cli/run_scenario.h"
 #include "core/hardware.h"
 #include "core/scenario.h"
-#include "sim/compute_model.h"
+#include "core/compute_model.h"
 #include "sim/executor.h"
 #include "strategies/plan.h"
 
@@ -86,12 +86,12 @@ TEST(Fp8Training, LinearGemmsRunAtTheFp8PeakAgainstTheClosedForm) {
   EXPECT_GT(fp8_bytes, 0);
   EXPECT_DOUBLE_EQ(fp8_bytes, bf16_bytes);
 
-  // Simulated: the roofline at H100's 1,979 TFLOP/s FP8 peak (sim/compute_model.h).
+  // Simulated: the roofline at H100's 1,979 TFLOP/s FP8 peak (core/compute_model.h).
   const ExecutionTrace tr = sim::Simulate(plan.graph, s.cluster, s.simulation);
   const GpuSpec& h100 = *FindBuiltinGpu("H100-SXM5");
   EXPECT_DOUBLE_EQ(h100.Peak(DType::kFP8), 1979e12);
   const double eff =
-      s.simulation.compute_efficiency * sim::GemmQuantizationEfficiency(qkv.gemm, h100.sm_count);
+      s.simulation.compute_efficiency * GemmQuantizationEfficiency(qkv.gemm, h100.sm_count);
   const double math_s = qkv.flops / (1979e12 * eff);
   const double memory_s = qkv.bytes / (h100.memory_bandwidth_Bps * s.simulation.memory_efficiency);
   const double want = std::max(math_s, memory_s) + s.simulation.kernel_launch_s;

@@ -73,7 +73,7 @@ TEST(TpCommOverlapSimulated, AllGatherAndGemmApproachTheLongerOfTheTwo) {
   // t = 4 on one NVSwitch server (no data parallelism): qkv's GEMM (2 b s h 3h / t = 103
   // GFLOP) takes several times its all-gather (b s h = 64 MiB, 3/4 of it over NVLink). With
   // b s = 8192 tokens a chunk's GEMM (2048 rows) still fills the SMs' waves (the compute
-  // model's tile and wave quantisation, sim/compute_model.h): with smaller chunks the
+  // model's tile and wave quantisation, core/compute_model.h): with smaller chunks the
   // decomposed GEMMs lose more than the overlap hides, which the simulator shows too.
   const Scenario s = LoadScenarioText(
       R"(name: tp-overlap

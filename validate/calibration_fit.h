@@ -3,7 +3,7 @@
 //
 // The simulator costs a compute task as
 //     t = max(flops / (peak x eff(op, flops)), bytes / (bandwidth x memory_eff)) + launch
-// (sim/compute_model.h) and a calibrated collective as t = latency + bytes / bandwidth
+// (core/compute_model.h) and a calibrated collective as t = latency + bytes / bandwidth
 // (core/calibration.h). The fit inverts exactly these formulas, so that the simulator
 // reproduces the measured micro-benchmarks:
 //   launch       the median time of an empty task;

@@ -1,9 +1,9 @@
-#include "sim/compute_model.h"
+#include "core/compute_model.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace stratasim::sim {
+namespace stratasim {
 namespace {
 
 const GpuCalibration* CalibrationOf(const GpuSpec& gpu, const SimulationSpec& s) {
@@ -52,4 +52,4 @@ double ComputeTaskSeconds(const Task& t, const GpuSpec& gpu, const SimulationSpe
   return std::max(math_s, memory_s) + launch_s;
 }
 
-}  // namespace stratasim::sim
+}  // namespace stratasim

@@ -35,14 +35,14 @@
 //
 // The executor hands this to SimGrid as work on the GPU host, so concurrent kernels on one GPU
 // share it and the time passes in the simulation.
-#ifndef STRATASIM_SIM_COMPUTE_MODEL_H_
-#define STRATASIM_SIM_COMPUTE_MODEL_H_
+#ifndef STRATASIM_CORE_COMPUTE_MODEL_H_
+#define STRATASIM_CORE_COMPUTE_MODEL_H_
 
 #include "core/hardware.h"
 #include "core/scenario.h"
 #include "core/task_graph.h"
 
-namespace stratasim::sim {
+namespace stratasim {
 
 // Output tile edge of the quantisation model.
 inline constexpr double kGemmTile = 128;
@@ -61,6 +61,6 @@ double ComputeEfficiency(const Task& t, const GpuSpec& gpu, const SimulationSpec
 // Throws stratasim::Error when the GPU has no units for the task's dtype.
 double ComputeTaskSeconds(const Task& t, const GpuSpec& gpu, const SimulationSpec& s);
 
-}  // namespace stratasim::sim
+}  // namespace stratasim
 
-#endif  // STRATASIM_SIM_COMPUTE_MODEL_H_
+#endif  // STRATASIM_CORE_COMPUTE_MODEL_H_

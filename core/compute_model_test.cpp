@@ -1,10 +1,10 @@
-#include "sim/compute_model.h"
+#include "core/compute_model.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 
-namespace stratasim::sim {
+namespace stratasim {
 namespace {
 
 GpuSpec Gpu() {
@@ -155,4 +155,4 @@ TEST(ComputeModel, DtypeWithoutUnitsThrows) {
 }
 
 }  // namespace
-}  // namespace stratasim::sim
+}  // namespace stratasim
