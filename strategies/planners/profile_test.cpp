@@ -51,6 +51,31 @@ TEST(PlannerProfile, ABlockTakesItsKernelsTimesOnTheGpuKind) {
   EXPECT_DOUBLE_EQ(p.state_bytes_per_param, 16);
 }
 
+TEST(PlannerProfile, ACalibrationFileChangesTheProfile) {
+  // Validate mode's calibration of the A100 with GEMMs at a measured 10% of peak: the blocks
+  // are timed with it, as the simulator times their kernels.
+  Scenario s = Tiny();
+  const Workload w = PlannerBlocks(s, 1, false, 1);
+  const CostProfile before = ProfileBlocks(s, w, 1, false);
+  Calibration cal;
+  GpuCalibration g;
+  g.gpu = "A100-SXM4-80GB";
+  g.compute[OpKind::kGemm] = {EfficiencyBand{}};
+  g.compute[OpKind::kGemm].back().efficiency = 0.1;
+  cal.gpus.push_back(g);
+  s.simulation.calibration = cal;
+  const CostProfile after = ProfileBlocks(s, w, 1, false);
+  double forward = 0;
+  for (const OpCost& op : w.layers[2].ops) {
+    if (op.forward.empty()) continue;
+    forward += ComputeTaskSeconds(
+        KernelTask(TaskPlace{}, op.name, op.kind, w.dtype, op.forward, Phase::kForward),
+        s.cluster.gpu_kinds[0], s.simulation);
+  }
+  EXPECT_DOUBLE_EQ(after.costs[0][2].forward, forward);
+  EXPECT_NE(after.costs[0][2].forward, before.costs[0][2].forward);
+}
+
 TEST(PlannerProfile, TensorParallelBlocksPayTheirRingAllReduces) {
   const Scenario s = Tiny();
   const CostProfile fast = ProfileBlocks(s, PlannerBlocks(s, 2, false, 1), 2, false);
