@@ -40,6 +40,7 @@
 #include "core/units.h"
 #include "report/atomic_file.h"
 #include "report/moe_table.h"
+#include "report/pipeline_table.h"
 #include "report/table.h"
 #include "sim/executor.h"
 
@@ -124,6 +125,8 @@ int Finish(const std::string& out, const RunResults& results, bool traces = true
   std::cout << FormatComparisonTable(results);
   const std::string moe = FormatMoeTable(results);
   if (!moe.empty()) std::cout << "\n" << moe;
+  const std::string pipeline = FormatPipelineTable(results);
+  if (!pipeline.empty()) std::cout << "\n" << pipeline;
   std::cout << "outputs: " << out << "/results.json, results.csv"
             << (traces ? ", <strategy>.trace.json" : "") << "\n";
   for (const StrategyResult& r : results.strategies) {

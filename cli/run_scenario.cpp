@@ -47,9 +47,10 @@ MetricsInput MetricsInputFor(const Scenario& scenario, const StrategySpec& spec,
 
 StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
                         const ExecutionTrace& t, double samples_per_iteration,
-                        double tokens_per_sample) {
-  const MetricsInput in =
+                        double tokens_per_sample, const std::vector<int>& rank_stage) {
+  MetricsInput in =
       MetricsInputFor(s, spec, g.num_ranks(), samples_per_iteration, tokens_per_sample);
+  in.rank_stage = rank_stage;
   StrategyResult r;
   r.name = spec.name;
   r.kind = spec.kind;
@@ -318,7 +319,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     StrategyRun& run = runs[i];
     run.trace = std::move(trace);
     run.result = Evaluate(s, *p.spec, p.plan->graph, run.trace, p.plan->samples_per_iteration,
-                          p.plan->tokens_per_sample);
+                          p.plan->tokens_per_sample, p.plan->rank_stage);
     run.result.notes = p.plan->notes;
     run.result.fold = p.plan->fold;
     run.result.tasks = static_cast<long long>(p.plan->graph.tasks().size());
@@ -333,6 +334,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     }
     run.result.peak_memory_per_stage_bytes =
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
+    run.result.pipeline = p.plan->pipeline;
     run.graph = std::move(p.plan->graph);
   };
   auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {
@@ -344,6 +346,8 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     r.num_gpus = s.cluster.NumGpus();
     // The sizing plan kept its figures (the child's summary does not carry this one).
     if (r.moe && p.plan->moe) r.moe->is_baseline = p.plan->moe->baseline;
+    // The partition and a planner's choices do not depend on the iterations planned.
+    r.pipeline = p.plan->pipeline;
     run.result = std::move(r);
     run.streamed = true;
   };
@@ -362,9 +366,9 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
             runs[i].trace_file = std::make_shared<AtomicFile>(options.trace_dir + "/" +
                                                               p.spec->name + ".trace.json");
           }
-          running.push_back(StartStreamedRun(streamed_scenario, *p.spec,
-                                             p.plan->samples_per_iteration,
-                                             p.plan->tokens_per_sample, runs[i].trace_file.get()));
+          running.push_back(StartStreamedRun(
+              streamed_scenario, *p.spec, p.plan->samples_per_iteration, p.plan->tokens_per_sample,
+              p.plan->rank_stage, runs[i].trace_file.get()));
         } else {
           running.push_back(sim::StartSimulation(p.plan->graph, s.cluster, s.simulation));
         }

@@ -72,10 +72,11 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
 MetricsInput MetricsInputFor(const Scenario& s, const StrategySpec& spec, int num_ranks,
                              double samples_per_iteration, double tokens_per_sample);
 
-// Metrics of one simulated plan of scenario `s`.
+// Metrics of one simulated plan of scenario `s`; `rank_stage`: the plan's (Plan::rank_stage),
+// whose per-stage figures are then measured too.
 StrategyResult Evaluate(const Scenario& s, const StrategySpec& spec, const TaskGraph& g,
                         const ExecutionTrace& t, double samples_per_iteration,
-                        double tokens_per_sample);
+                        double tokens_per_sample, const std::vector<int>& rank_stage = {});
 
 // The largest peak of the ranks of each pipeline stage (rank_stage: each rank's stage).
 std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,

@@ -83,10 +83,13 @@ std::map<std::string, double> GetMap(sim::WireIn& in, const char* what) {
 
 void PutResult(sim::WireOut& out, const StrategyResult& r) {
   const Metrics& m = r.metrics;
-  for (double v : {m.iteration_time_s, m.samples_per_s, m.tokens_per_s, m.model_flops_per_iteration,
-                   m.tflops_per_gpu, m.mfu, m.hfu, m.exposed_comm_fraction, m.idle_fraction}) {
+  for (double v :
+       {m.iteration_time_s, m.samples_per_s, m.tokens_per_s, m.model_flops_per_iteration,
+        m.tflops_per_gpu, m.mfu, m.hfu, m.exposed_comm_fraction, m.idle_fraction, m.startup_s}) {
     out.Pod(v);
   }
+  PutDoubles(out, m.stage_compute_s);
+  PutDoubles(out, m.stage_bubble_fraction);
   PutMap(out, m.exposed_comm_by_category);
   PutDoubles(out, m.peak_memory_bytes);
   out.Pod(static_cast<std::uint64_t>(m.peak_memory_breakdown.size()));
@@ -117,11 +120,13 @@ StrategyResult GetResult(sim::WireIn& in) {
   const char* what = "the strategy's result";
   StrategyResult r;
   Metrics& m = r.metrics;
-  for (double* v :
-       {&m.iteration_time_s, &m.samples_per_s, &m.tokens_per_s, &m.model_flops_per_iteration,
-        &m.tflops_per_gpu, &m.mfu, &m.hfu, &m.exposed_comm_fraction, &m.idle_fraction}) {
+  for (double* v : {&m.iteration_time_s, &m.samples_per_s, &m.tokens_per_s,
+                    &m.model_flops_per_iteration, &m.tflops_per_gpu, &m.mfu, &m.hfu,
+                    &m.exposed_comm_fraction, &m.idle_fraction, &m.startup_s}) {
     *v = in.Pod<double>(what);
   }
+  m.stage_compute_s = GetDoubles(in, what);
+  m.stage_bubble_fraction = GetDoubles(in, what);
   m.exposed_comm_by_category = GetMap(in, what);
   m.peak_memory_bytes = GetDoubles(in, what);
   for (std::uint64_t i = 0, n = in.Count(what); i < n; ++i) {
@@ -153,13 +158,14 @@ StrategyResult GetResult(sim::WireIn& in) {
 
 // What the child does: plan, simulate and measure at once; the trace goes to `trace_fd`.
 StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double samples,
-                           double tokens, int trace_fd) {
+                           double tokens, const std::vector<int>& rank_stage, int trace_fd) {
   IterationFeed feed(s, spec);
   FeedSource source(feed);
   const int n = source.graph().num_ranks();
   // Planners set the fold before their first task (it is known here).
-  TraceMeter meter(n, MetricsInputFor(s, spec, n, samples, tokens), kMoeTrackedCategories,
-                   source.graph().fold());
+  MetricsInput in = MetricsInputFor(s, spec, n, samples, tokens);
+  in.rank_stage = rank_stage;
+  TraceMeter meter(n, std::move(in), kMoeTrackedCategories, source.graph().fold());
   std::optional<ChromeTraceWriter> writer;
   int write_errno = 0;
   if (trace_fd >= 0) {
@@ -183,6 +189,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   sink.seal = [&](double safe_s) { meter.Seal(safe_s); };
   const ExecutionTrace trace = sim::SimulateStreaming(source, s.cluster, s.simulation, sink);
   const Plan& plan = feed.plan();
+  if (plan.rank_stage != rank_stage) throw Error("the plan's pipeline stages changed as it ran");
   const Measured measured = meter.Finish(plan.graph.fold());
   StrategyResult r;
   r.metrics = measured.metrics;
@@ -204,11 +211,11 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
 
 sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& spec,
                                         double samples_per_iteration, double tokens_per_sample,
-                                        AtomicFile* trace) {
+                                        const std::vector<int>& rank_stage, AtomicFile* trace) {
   const int trace_fd = trace ? trace->fd() : -1;
   return sim::StartChild([&](const sim::WireWrite& write) {
     const StrategyResult r =
-        RunStreamed(s, spec, samples_per_iteration, tokens_per_sample, trace_fd);
+        RunStreamed(s, spec, samples_per_iteration, tokens_per_sample, rank_stage, trace_fd);
     // The reply is made whole before it is sent: an error midway sends the error alone.
     std::string reply;
     const sim::WireWrite append = [&reply](const void* p, size_t n) {

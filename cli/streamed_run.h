@@ -5,6 +5,8 @@
 #ifndef STRATASIM_CLI_STREAMED_RUN_H_
 #define STRATASIM_CLI_STREAMED_RUN_H_
 
+#include <vector>
+
 #include "core/scenario.h"
 #include "report/atomic_file.h"
 #include "report/results.h"
@@ -13,11 +15,13 @@
 namespace stratasim {
 
 // Starts the child for strategy `spec` of `s`. `samples_per_iteration` and
-// `tokens_per_sample` are the plan's (from a plan of a few iterations); `trace`, when not
-// null, is the file the child writes the Chrome trace into (its caller commits it).
+// `tokens_per_sample` are the plan's (from a plan of a few iterations), and so is
+// `rank_stage` (Plan::rank_stage: the stages the TraceMeter measures as tasks retire, before
+// the child's plan is whole); `trace`, when not null, is the file the child writes the Chrome
+// trace into (its caller commits it).
 sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& spec,
                                         double samples_per_iteration, double tokens_per_sample,
-                                        AtomicFile* trace);
+                                        const std::vector<int>& rank_stage, AtomicFile* trace);
 
 // Waits for the child and returns its result (metrics, notes, MoE summary, counts), without
 // name, kind and GPU count. Throws stratasim::Error with the child's error.

@@ -52,6 +52,16 @@ TraceMeter::TraceMeter(int num_ranks, MetricsInput in, std::vector<std::string> 
   mem_peak_.assign(n, 0);
   mem_live_.resize(n);
   mem_at_peak_.resize(n);
+  if (!in_.rank_stage.empty()) {
+    if (in_.rank_stage.size() != n) throw Error("metrics: the stage map does not match the ranks");
+    for (int st : in_.rank_stage) {
+      if (st < 0) throw Error("metrics: a rank has a negative stage");
+      last_stage_ = std::max(last_stage_, st);
+    }
+    busy_.assign(n, 0);
+    first_forward_.assign(static_cast<size_t>(in_.measured_iterations), INFINITY);
+    last_stage_forward_.assign(static_cast<size_t>(in_.measured_iterations), INFINITY);
+  }
 }
 
 namespace {
@@ -93,6 +103,14 @@ void TraceMeter::Add(const Task& task, const TraceRecord& r) {
   }
   if (task.kind == TaskKind::kCompute) {
     sets_.Add(kBusy, task.rank, {r.start_s, r.end_s});
+    if (last_stage_ >= 0 && task.phase == Phase::kForward && task.iteration >= first_ &&
+        task.iteration <= last_) {
+      const size_t k = static_cast<size_t>(task.iteration - first_);
+      first_forward_[k] = std::min(first_forward_[k], r.start_s);
+      if (in_.rank_stage[static_cast<size_t>(task.rank)] == last_stage_) {
+        last_stage_forward_[k] = std::min(last_stage_forward_[k], r.start_s);
+      }
+    }
     return;
   }
   for (size_t i = 0; i < tracked_names_.size() && !task.category.empty(); ++i) {
@@ -137,6 +155,7 @@ void TraceMeter::Measure(double lo, double hi) {
     if (!(hi > lo)) return;
     const size_t r = static_cast<size_t>(rank);
     const std::vector<Interval>& computing = sets[kBusy];
+    if (!busy_.empty()) busy_[r] += CoveredLength(computing, lo, hi);
     exposed_[r] += ExclusiveLength(sets[kComm], computing, lo, hi);
     for (const auto& [category, index] : category_set_) {
       exposed_of_[category][r] +=
@@ -247,7 +266,35 @@ Measured TraceMeter::Finish(const std::vector<int>& fold) {
       m.oom_ranks.push_back(rank);
     }
   }
+  if (last_stage_ >= 0) MeasureStages(fold, window, &m);
   return out;
+}
+
+// The per-stage figures of a pipelined plan (Metrics::stage_compute_s and what follows it).
+void TraceMeter::MeasureStages(const std::vector<int>& fold, double window, Metrics* m) const {
+  auto representative = [&](int r) { return fold.empty() ? r : fold[static_cast<size_t>(r)]; };
+  const size_t stages = static_cast<size_t>(last_stage_) + 1;
+  m->stage_compute_s.assign(stages, 0);
+  m->stage_bubble_fraction.assign(stages, 0);
+  std::vector<int> ranks_of(stages, 0);
+  for (int rank = 0; rank < n_; ++rank) {
+    const size_t st = static_cast<size_t>(in_.rank_stage[static_cast<size_t>(rank)]);
+    const double busy = busy_[static_cast<size_t>(representative(rank))];
+    m->stage_compute_s[st] = std::max(m->stage_compute_s[st], busy / in_.measured_iterations);
+    m->stage_bubble_fraction[st] += 1 - busy / window;
+    ++ranks_of[st];
+  }
+  for (size_t st = 0; st < stages; ++st) {
+    if (ranks_of[st] > 0) m->stage_bubble_fraction[st] /= ranks_of[st];
+  }
+  double startup = 0;
+  int counted = 0;
+  for (size_t k = 0; k < first_forward_.size(); ++k) {
+    if (!std::isfinite(first_forward_[k]) || !std::isfinite(last_stage_forward_[k])) continue;
+    startup += last_stage_forward_[k] - first_forward_[k];
+    ++counted;
+  }
+  m->startup_s = counted > 0 ? startup / counted : 0;
 }
 
 Metrics ComputeMetrics(const TaskGraph& g, const ExecutionTrace& t, const MetricsInput& in) {

@@ -19,6 +19,9 @@ struct MetricsInput {
   double tokens_per_sample = 0;
   std::vector<double> peak_flops_per_rank;  // dense peak for the training precision
   std::vector<double> memory_capacity_per_rank;
+  // Pipelined plans: each rank's stage (Plan::rank_stage, the highest the last stage); empty
+  // for other plans, which then have no per-stage figures.
+  std::vector<int> rank_stage;
 };
 
 struct Metrics {
@@ -50,6 +53,21 @@ struct Metrics {
   std::vector<std::map<std::string, double>> peak_memory_breakdown;
   std::vector<double> memory_capacity_bytes;  // per rank, as given in MetricsInput
   std::vector<int> oom_ranks;                 // ranks whose peak exceeds their capacity
+  // Pipelined plans only (MetricsInput::rank_stage given; empty and 0 otherwise), per stage,
+  // stage 0 first (docs/report-formats.md, "pipeline"):
+  // - per measured iteration, the time the stage's busiest rank computed (any compute task:
+  //   forward, backward, recomputation, optimizer step; overlapping kernels counted once);
+  std::vector<double> stage_compute_s;
+  // - mean over the stage's ranks of the share of the measured window in which the rank
+  //   computed nothing: the bubble, as a compute stream sees it. Unlike idle_fraction it
+  //   includes communication that no compute hid (exposed point-to-point and data-parallel
+  //   transfers), so that stage_compute_s / iteration_time_s + this = 1 on a stage of one rank.
+  std::vector<double> stage_bubble_fraction;
+  // Start-up: mean over the measured iterations of the time from the iteration's first forward
+  // kernel on any rank to the first forward kernel of that iteration on the last stage (with
+  // the interleaved schedule, of the last stage's first chunk, p - 1 chunks in): how long the
+  // last stage waits for its first work.
+  double startup_s = 0;
 };
 
 // Time that the tasks of one category spent on the ranks within the measured window, summed
@@ -92,6 +110,7 @@ class TraceMeter {
   void Measure(double lo, double hi);
   void ApplyMemory(double before);
   double WindowStart() const;
+  void MeasureStages(const std::vector<int>& fold, double window, Metrics* m) const;
 
   enum : int { kBusy = 0, kComm = 1, kFirstTracked = 2 };
   int n_;
@@ -111,6 +130,11 @@ class TraceMeter {
   std::vector<double> weight_;  // per rank: the ranks it stands for (0: a folded rank)
   std::map<std::string, std::vector<double>> exposed_of_;
   std::vector<std::vector<double>> tracked_covered_, tracked_exposed_;  // [tracked][rank]
+  // Pipelined plans: per rank, compute time in the window; per measured iteration, the start of
+  // its first forward kernel on any rank and on the last stage (+inf: none yet).
+  std::vector<double> busy_;
+  int last_stage_ = -1;
+  std::vector<double> first_forward_, last_stage_forward_;
   struct MemoryEvent {
     double time;
     double delta;

@@ -218,5 +218,129 @@ TEST(Metrics, SealedPieceByPieceEqualsWhole) {
   EXPECT_EQ(m.exposed_comm_by_category, whole.exposed_comm_by_category);
 }
 
+// A two-stage pipeline on three ranks: stage 0 is rank 0, stage 1 ranks 1 and 2 (a tensor
+// pair). Iteration 0 is warm-up and ends at 7; iterations 1 and 2 are measured, each one
+// rank 0 forward of 1 s, a 0.5 s copy on rank 0 that no compute hides, the stage-1 forwards,
+// the backwards and rank 0's 0.5 s optimizer step; iteration 2 is iteration 1 shifted by 7.5 s
+// with rank 1's forward starting 0.5 s later. Tasks are added in start order.
+struct PipelineFixture {
+  TaskGraph g{3};
+  ExecutionTrace t;
+  PipelineFixture() {
+    const int compute = g.Stream("compute"), side = g.Stream("side");
+    t.num_ranks = 3;
+    auto add = [&](int rank, TaskKind k, int stream, int it, Phase ph, double start, double end) {
+      Task x;
+      x.kind = k;
+      x.rank = rank;
+      x.stream = stream;
+      x.iteration = it;
+      x.phase = ph;
+      x.peer = rank;
+      const TaskId id = g.Add(x);
+      t.records.push_back(TraceRecord{id, rank, stream, start, end, start});
+    };
+    const TaskKind c = TaskKind::kCompute;
+    add(0, c, compute, 0, Phase::kForward, 0, 1);
+    add(1, c, compute, 0, Phase::kForward, 1.5, 2.5);
+    add(2, c, compute, 0, Phase::kForward, 1.5, 2.5);
+    add(1, c, compute, 0, Phase::kBackward, 2.5, 4.5);
+    add(2, c, compute, 0, Phase::kBackward, 2.5, 4);
+    add(0, c, compute, 0, Phase::kBackward, 5, 7);
+    for (int it = 1; it <= 2; ++it) {
+      const double at = 7 + 7.5 * (it - 1), late = it == 2 ? 0.5 : 0;
+      add(0, c, compute, it, Phase::kForward, at, at + 1);
+      add(0, TaskKind::kCopy, side, it, Phase::kCommunication, at + 1, at + 1.5);
+      add(1, c, compute, it, Phase::kForward, at + 1.5 + late, at + 2.5);
+      add(2, c, compute, it, Phase::kForward, at + 2, at + 2.5);
+      add(1, c, compute, it, Phase::kBackward, at + 2.5, at + 4.5);
+      add(2, c, compute, it, Phase::kBackward, at + 2.5, at + 3.5);
+      // Overlaps the backward on another stream: counted once.
+      add(2, c, side, it, Phase::kRecompute, at + 2.5, at + 3);
+      add(0, c, compute, it, Phase::kBackward, at + 5, at + 7);
+      add(0, c, compute, it, Phase::kOptimizer, at + 7, at + 7.5);
+    }
+  }
+  static MetricsInput Input() {
+    MetricsInput in;
+    in.warmup_iterations = 1;
+    in.measured_iterations = 2;
+    in.samples_per_iteration = 1;
+    in.rank_stage = {0, 1, 1};
+    return in;
+  }
+};
+
+// Window [7, 22): 15 s. Busy per rank over it: rank 0 2 x (1 + 2 + 0.5) = 7 s, rank 1
+// (1 + 2) + (0.5 + 2) = 5.5 s, rank 2 2 x (0.5 + 1) = 3 s (its recomputation overlaps its
+// backward).
+TEST(Metrics, PipelineStageTimeStartupAndBubble) {
+  PipelineFixture f;
+  const Metrics m = ComputeMetrics(f.g, f.t, PipelineFixture::Input());
+  EXPECT_DOUBLE_EQ(m.iteration_time_s, 15.0 / 2);
+  ASSERT_EQ(m.stage_compute_s.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.stage_compute_s[0], 7.0 / 2);
+  EXPECT_DOUBLE_EQ(m.stage_compute_s[1], 5.5 / 2);  // the busier of ranks 1 and 2
+  ASSERT_EQ(m.stage_bubble_fraction.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.stage_bubble_fraction[0], 1 - 7 / 15.0);
+  EXPECT_DOUBLE_EQ(m.stage_bubble_fraction[1], ((1 - 5.5 / 15) + (1 - 3 / 15.0)) / 2);
+  // Iteration 1: rank 0 forwards at 7, stage 1 at 8.5; iteration 2: 14.5 and 16.5 (rank 2). The
+  // warm-up iteration's forwards do not count.
+  EXPECT_DOUBLE_EQ(m.startup_s, (1.5 + 2.0) / 2);
+  // The bubble counts the exposed copy on rank 0 ([8, 8.5) and [15.5, 16)); idle time does not.
+  EXPECT_DOUBLE_EQ(m.idle_fraction, ((15 - 7 - 1) + (15 - 5.5) + (15 - 3)) / (3 * 15.0));
+}
+
+TEST(Metrics, PipelineFiguresSealedPieceByPieceEqualWhole) {
+  PipelineFixture f;
+  const Metrics whole = ComputeMetrics(f.g, f.t, PipelineFixture::Input());
+  TraceMeter meter(3, PipelineFixture::Input());
+  for (const Task& task : f.g.tasks()) {
+    const TraceRecord& r = f.t.records[static_cast<size_t>(task.id)];
+    meter.Add(task, r);
+    meter.Seal(r.start_s);  // tasks come in start order: none later starts before
+  }
+  const Metrics m = meter.Finish({}).metrics;
+  EXPECT_EQ(m.stage_compute_s, whole.stage_compute_s);
+  EXPECT_EQ(m.stage_bubble_fraction, whole.stage_bubble_fraction);
+  EXPECT_DOUBLE_EQ(m.startup_s, whole.startup_s);
+}
+
+// A folded rank's figures are its representative's: rank 2 stands for itself and rank 3.
+TEST(Metrics, PipelineFiguresOfAFoldedRankAreItsRepresentatives) {
+  PipelineFixture f;
+  MetricsInput in = PipelineFixture::Input();
+  in.rank_stage = {0, 1, 1, 1};
+  TraceMeter meter(4, in, {}, {0, 1, 2, 2});
+  for (const Task& task : f.g.tasks()) meter.Add(task, f.t.records[static_cast<size_t>(task.id)]);
+  const Metrics m = meter.Finish({0, 1, 2, 2}).metrics;
+  ASSERT_EQ(m.stage_bubble_fraction.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.stage_bubble_fraction[1], ((1 - 5.5 / 15) + 2 * (1 - 3 / 15.0)) / 3);
+}
+
+TEST(Metrics, NoStagesNoPipelineFiguresAndAWrongStageMapIsAnError) {
+  PipelineFixture f;
+  MetricsInput in = PipelineFixture::Input();
+  in.rank_stage.clear();
+  const Metrics m = ComputeMetrics(f.g, f.t, in);
+  EXPECT_TRUE(m.stage_compute_s.empty());
+  EXPECT_TRUE(m.stage_bubble_fraction.empty());
+  EXPECT_EQ(m.startup_s, 0);
+  in.rank_stage = {0, 1};
+  try {
+    ComputeMetrics(f.g, f.t, in);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "metrics: the stage map does not match the ranks");
+  }
+  in.rank_stage = {0, -1, 1};
+  try {
+    ComputeMetrics(f.g, f.t, in);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "metrics: a rank has a negative stage");
+  }
+}
+
 }  // namespace
 }  // namespace stratasim

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/pipeline_figures.h"
 #include "report/moe_summary.h"
 
 namespace stratasim {
@@ -27,6 +28,11 @@ struct StrategyResult {
   // MoE strategies only: their iteration-time distribution, load balance and placement
   // figures (docs/moe.md).
   std::optional<MoeSummary> moe;
+  // Pipelined plans only: the partition and a planner's choices and predictions
+  // (Plan::pipeline); what the trace measured of the stages is in `metrics`
+  // (stage_compute_s, stage_bubble_fraction, startup_s). Set by the parent process from its
+  // plan: not on the wire between simulation child and parent.
+  std::optional<PipelineFigures> pipeline;
   // How it was simulated (docs/scale.md): "folded: ..." or "full: <why not folded>", and the
   // size of the run: tasks in the plan's graph, SimGrid activities and timers, distinct
   // instants at which they ended, tasks fused into another's activity.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "report/pipeline_table.h"
+
 namespace stratasim {
 namespace {
 
@@ -17,6 +19,29 @@ double MaxPeakMemoryBytes(const Metrics& m) {
   double peak = 0;
   for (double b : m.peak_memory_bytes) peak = std::max(peak, b);
   return peak;
+}
+
+// The "pipeline" member: the plan's choices and the stages' measured figures.
+Json PipelineToJson(const StrategyResult& s) {
+  const PipelineFigures& p = *s.pipeline;
+  const Metrics& m = s.metrics;
+  const StageSummary st = SummarizeStages(m);
+  Json j;
+  j["planner"] = p.planner;
+  j["partition"] = p.partition;
+  j["partition_unit"] = p.partition_unit;
+  j["stages"] = p.stages;
+  j["stage_compute_s"] = m.stage_compute_s;
+  j["max_stage_compute_s"] = st.max_stage_compute_s;
+  j["mean_stage_compute_s"] = st.mean_stage_compute_s;
+  j["startup_s"] = m.startup_s;
+  j["stage_bubble_fraction"] = m.stage_bubble_fraction;
+  j["bubble_fraction"] = st.bubble_fraction;
+  j["planning_s"] = p.planning_s;
+  j["predicted_stage_s"] = p.predicted_stage_s;
+  j["predicted_iteration_s"] =
+      p.predicted_iteration_s > 0 ? Json(p.predicted_iteration_s) : Json(nullptr);
+  return j;
 }
 
 Json StrategyToJson(const StrategyResult& s) {
@@ -45,6 +70,7 @@ Json StrategyToJson(const StrategyResult& s) {
   j["oom_ranks"] = s.ok ? Json(m.oom_ranks) : Json::array();
   j["peak_memory_per_stage_bytes"] = s.ok ? Json(s.peak_memory_per_stage_bytes) : Json::array();
   if (s.ok && s.moe) j["moe"] = Json::parse(MoeSummaryJson(*s.moe));
+  if (s.ok && s.pipeline) j["pipeline"] = PipelineToJson(s);
   j["fold"] = s.fold;
   j["simulation"] = {{"tasks", s.tasks},
                      {"activities", s.activities},
@@ -104,10 +130,30 @@ std::string ResultsToJson(const RunResults& r) {
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+namespace {
+
+// The pipeline columns, appended after `error` (columns are only ever appended, so that a
+// reader by position keeps working); empty cells for other and failed strategies.
+std::string PipelineCsv(const StrategyResult& s) {
+  if (!s.ok || !s.pipeline) return ",,,,,,,,";
+  const PipelineFigures& p = *s.pipeline;
+  const StageSummary st = SummarizeStages(s.metrics);
+  return CsvField(p.planner) + "," + CsvField(p.partition) + "," + std::to_string(p.stages) + "," +
+         CsvNumber(st.max_stage_compute_s) + "," + CsvNumber(st.mean_stage_compute_s) + "," +
+         CsvNumber(s.metrics.startup_s) + "," + CsvNumber(st.bubble_fraction) + "," +
+         CsvNumber(p.planning_s) + "," +
+         (p.predicted_iteration_s > 0 ? CsvNumber(p.predicted_iteration_s) : std::string());
+}
+
+}  // namespace
+
 std::string ResultsToCsv(const RunResults& r) {
   std::string out =
       "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,mfu,"
-      "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error\n";
+      "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error,"
+      "pipeline.planner,pipeline.partition,pipeline.stages,pipeline.max_stage_compute_s,"
+      "pipeline.mean_stage_compute_s,pipeline.startup_s,pipeline.bubble_fraction,"
+      "pipeline.planning_s,pipeline.predicted_iteration_s\n";
   for (const StrategyResult& s : r.strategies) {
     const Metrics& m = s.metrics;
     auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
@@ -117,7 +163,7 @@ std::string ResultsToCsv(const RunResults& r) {
            figure(m.samples_per_s) + "," + figure(m.tokens_per_s) + "," + figure(m.tflops_per_gpu) +
            "," + figure(m.mfu) + "," + figure(m.hfu) + "," + figure(m.exposed_comm_fraction) + "," +
            figure(m.idle_fraction) + "," + max_peak + "," + CsvField(s.fold) + "," +
-           (s.ok ? std::string() : CsvField(s.error)) + "\n";
+           (s.ok ? std::string() : CsvField(s.error)) + "," + PipelineCsv(s) + "\n";
   }
   return out;
 }

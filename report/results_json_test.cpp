@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -154,18 +155,103 @@ TEST(ResultsCsvTest, HeaderAndRows) {
   std::getline(in, row);
   EXPECT_EQ(header,
             "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,"
-            "mfu,hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error");
-  EXPECT_EQ(row, "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,");
+            "mfu,hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error,"
+            "pipeline.planner,pipeline.partition,pipeline.stages,pipeline.max_stage_compute_s,"
+            "pipeline.mean_stage_compute_s,pipeline.startup_s,pipeline.bubble_fraction,"
+            "pipeline.planning_s,pipeline.predicted_iteration_s");
+  // A strategy without pipeline figures leaves the pipeline columns empty.
+  EXPECT_EQ(row,
+            "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,,,,,,,,,,");
 }
 
 TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
   std::string csv = ResultsToCsv(Example());
   // The failed row: name with a comma and quotes, error with a comma and a newline, and
   // empty figures.
-  EXPECT_NE(csv.find("\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\"\n"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.find(
+          "\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\",,,,,,,,,\n"),
+      std::string::npos)
       << csv;
   EXPECT_EQ(csv, ResultsToCsv(Example()));
+}
+
+// A pipelined strategy: what its plan decided beside what the trace measured of its stages.
+RunResults Pipelined(double predicted_s) {
+  RunResults r;
+  StrategyResult p;
+  p.name = "3d";
+  p.kind = "3d";
+  p.num_gpus = 4;
+  p.metrics.iteration_time_s = 0.5;
+  p.metrics.stage_compute_s = {0.25, 0.375};
+  p.metrics.stage_bubble_fraction = {0.5, 0.25};
+  p.metrics.startup_s = 0.0625;
+  p.peak_memory_per_stage_bytes = {2.0, 1.0};
+  PipelineFigures f;
+  f.partition = "3,5";
+  f.stages = 2;
+  if (predicted_s > 0) {
+    f.planner = "autopipe";
+    f.planning_s = 0.125;
+    f.predicted_stage_s = {0.01, 0.02};
+    f.predicted_iteration_s = predicted_s;
+  }
+  p.pipeline = f;
+  r.strategies.push_back(p);
+  StrategyResult failed = p;  // a failed strategy's leftovers are not reported
+  failed.name = "bad";
+  failed.ok = false;
+  failed.error = "no";
+  r.strategies.push_back(failed);
+  return r;
+}
+
+TEST(ResultsJsonTest, PipelineMemberHasThePlanAndTheStages) {
+  auto j = nlohmann::ordered_json::parse(ResultsToJson(Pipelined(0.4)));
+  const auto& p = j["strategies"][0]["pipeline"];
+  EXPECT_EQ(Keys(p),
+            (std::vector<std::string>{
+                "planner", "partition", "partition_unit", "stages", "stage_compute_s",
+                "max_stage_compute_s", "mean_stage_compute_s", "startup_s", "stage_bubble_fraction",
+                "bubble_fraction", "planning_s", "predicted_stage_s", "predicted_iteration_s"}));
+  EXPECT_EQ(p["planner"], "autopipe");
+  EXPECT_EQ(p["partition"], "3,5");
+  EXPECT_EQ(p["partition_unit"], "layers");
+  EXPECT_EQ(p["stages"], 2);
+  EXPECT_EQ(p["stage_compute_s"].get<std::vector<double>>(), (std::vector<double>{0.25, 0.375}));
+  EXPECT_EQ(p["max_stage_compute_s"].get<double>(), 0.375);
+  EXPECT_EQ(p["mean_stage_compute_s"].get<double>(), 0.3125);
+  EXPECT_EQ(p["startup_s"].get<double>(), 0.0625);
+  EXPECT_EQ(p["bubble_fraction"].get<double>(), 0.375);
+  EXPECT_EQ(p["planning_s"].get<double>(), 0.125);
+  EXPECT_EQ(p["predicted_stage_s"].get<std::vector<double>>(), (std::vector<double>{0.01, 0.02}));
+  EXPECT_EQ(p["predicted_iteration_s"].get<double>(), 0.4);
+  // The pipeline member follows the per-stage memory, which stays where it was.
+  const std::vector<std::string> keys = Keys(j["strategies"][0]);
+  EXPECT_EQ(std::find(keys.begin(), keys.end(), "pipeline") -
+                std::find(keys.begin(), keys.end(), "peak_memory_per_stage_bytes"),
+            1);
+  EXPECT_FALSE(j["strategies"][1].contains("pipeline"));
+  // Without a prediction: null.
+  EXPECT_TRUE(
+      json::parse(ResultsToJson(Pipelined(0)))["strategies"][0]["pipeline"]["predicted_iteration_s"]
+          .is_null());
+}
+
+TEST(ResultsCsvTest, PipelineColumnsAreAppended) {
+  std::istringstream in(ResultsToCsv(Pipelined(0.4)));
+  std::string header, row, failed;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::getline(in, failed);
+  EXPECT_EQ(row.substr(row.find(",,autopipe")),
+            ",,autopipe,\"3,5\",2,0.375,0.3125,0.0625,0.375,0.125,0.4");
+  EXPECT_EQ(failed.substr(failed.find(",no,")), ",no,,,,,,,,,");
+  std::istringstream manual(ResultsToCsv(Pipelined(0)));
+  std::getline(manual, header);
+  std::getline(manual, row);
+  EXPECT_EQ(row.substr(row.find(",,manual")), ",,manual,\"3,5\",2,0.375,0.3125,0.0625,0.375,0,");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/moe_figures.h"
+#include "core/pipeline_figures.h"
 #include "core/scenario.h"
 #include "core/strategy_options.h"
 #include "core/task_graph.h"
@@ -26,6 +27,9 @@ struct Plan {
   // MoE strategies only: the figures the planner decided that the trace cannot show, for the
   // report (docs/moe.md).
   std::optional<MoeFigures> moe;
+  // Pipelined plans only (kinds pipeline and 3d, and the pipeline planners): the partition and
+  // what a planner chose and predicted, for the report (core/pipeline_figures.h).
+  std::optional<PipelineFigures> pipeline;
   // Whether the graph is folded (strategies/fold.h): "folded: ..." or "full: <why not>".
   std::string fold;
 };

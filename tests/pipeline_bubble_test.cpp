@@ -58,9 +58,9 @@ PipelineRun Simulate(int micro_batches, std::map<std::string, std::string> optio
   Plan plan = PlanPipeline(s, spec);
   PipelineRun run{std::move(plan.graph), {}, {}};
   run.trace = sim::Simulate(run.graph, s.cluster, s.simulation);
-  run.metrics =
-      Evaluate(s, spec, run.graph, run.trace, plan.samples_per_iteration, plan.tokens_per_sample)
-          .metrics;
+  run.metrics = Evaluate(s, spec, run.graph, run.trace, plan.samples_per_iteration,
+                         plan.tokens_per_sample, plan.rank_stage)
+                    .metrics;
   return run;
 }
 
@@ -109,6 +109,47 @@ TEST(PipelineBubble, ReportedIdleTimeIsTheBubble) {
     const double span = end - begin;
     const double idle_s = run.metrics.idle_fraction * run.metrics.iteration_time_s;
     EXPECT_NEAR(idle_s, (p - 1.0) / (m + p - 1) * span, 0.02 * span) << "m=" << m;
+  }
+}
+
+// Forward seconds of one micro-batch through `rank`'s layers (all its chunks).
+double ForwardPerMicroBatch(const PipelineRun& run, int rank, int micro_batches) {
+  double busy = 0;
+  for (const Task& t : run.graph.tasks()) {
+    if (t.kind != TaskKind::kCompute || t.phase != Phase::kForward || t.rank != rank) continue;
+    busy += run.trace.records.at(t.id).end_s - run.trace.records.at(t.id).start_s;
+  }
+  return busy / micro_batches;
+}
+
+// The report's per-stage figures (core/metrics.h) on equal stages: each stage's bubble is the
+// closed form's share of the forward/backward span; the start-up is p - 1 stages' forwards of
+// one micro-batch, p - 1 chunks' (1/v of a stage) with the interleaved schedule; the stages'
+// compute times are equal.
+TEST(PipelineBubble, ReportedStageFiguresMatchTheClosedForms) {
+  const int p = 4;
+  for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
+    const int m = 8, v = schedule == "interleaved" ? 2 : 1;
+    const PipelineRun run = Simulate(m, {{"schedule", schedule}});
+    double begin = 1e300, end = 0;
+    for (const Task& t : run.graph.tasks()) {
+      if (t.kind != TaskKind::kCompute || t.phase == Phase::kOptimizer) continue;
+      begin = std::min(begin, run.trace.records.at(t.id).start_s);
+      end = std::max(end, run.trace.records.at(t.id).end_s);
+    }
+    const double span = end - begin;
+    const Metrics& mt = run.metrics;
+    ASSERT_EQ(mt.stage_bubble_fraction.size(), static_cast<size_t>(p)) << schedule;
+    ASSERT_EQ(mt.stage_compute_s.size(), static_cast<size_t>(p)) << schedule;
+    for (int st = 0; st < p; ++st) {
+      EXPECT_NEAR(mt.stage_bubble_fraction[st] * mt.iteration_time_s,
+                  (p - 1.0) / (v * m + p - 1) * span, 0.02 * span)
+          << schedule << " stage " << st;
+      EXPECT_NEAR(mt.stage_compute_s[st], mt.stage_compute_s[0], 0.02 * mt.stage_compute_s[0])
+          << schedule << " stage " << st;
+    }
+    const double forward = ForwardPerMicroBatch(run, 1, m);
+    EXPECT_NEAR(mt.startup_s, (p - 1) * forward / v, 0.02 * (p - 1) * forward / v) << schedule;
   }
 }
 

@@ -53,6 +53,20 @@ void ExpectSameRuns(const std::string& text, bool streamed_run = true) {
     EXPECT_NEAR(a.metrics.idle_fraction, b.metrics.idle_fraction, 1e-12);
     EXPECT_EQ(a.metrics.peak_memory_bytes, b.metrics.peak_memory_bytes);
     EXPECT_EQ(a.peak_memory_per_stage_bytes, b.peak_memory_per_stage_bytes);
+    // The pipeline figures: the plan's, and the stages' as measured piece by piece.
+    ASSERT_EQ(a.pipeline.has_value(), b.pipeline.has_value());
+    if (a.pipeline) {
+      EXPECT_EQ(a.pipeline->partition, b.pipeline->partition);
+      EXPECT_EQ(a.pipeline->stages, b.pipeline->stages);
+    }
+    ASSERT_EQ(a.metrics.stage_compute_s.size(), b.metrics.stage_compute_s.size());
+    ASSERT_EQ(a.metrics.stage_bubble_fraction.size(), b.metrics.stage_bubble_fraction.size());
+    for (size_t k = 0; k < b.metrics.stage_compute_s.size(); ++k) {
+      EXPECT_NEAR(a.metrics.stage_compute_s[k], b.metrics.stage_compute_s[k],
+                  1e-9 * b.metrics.stage_compute_s[k]);
+      EXPECT_NEAR(a.metrics.stage_bubble_fraction[k], b.metrics.stage_bubble_fraction[k], 1e-9);
+    }
+    EXPECT_NEAR(a.metrics.startup_s, b.metrics.startup_s, 1e-9 * b.metrics.iteration_time_s);
     ASSERT_EQ(a.moe.has_value(), b.moe.has_value());
     if (a.moe) {
       ASSERT_EQ(a.moe->iteration_s.size(), b.moe->iteration_s.size());

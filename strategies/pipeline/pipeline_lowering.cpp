@@ -8,6 +8,7 @@
 #include "models/memory.h"
 #include "strategies/pipeline/context_parallel.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/pipeline/pipeline_figures.h"
 
 namespace stratasim {
 namespace {
@@ -106,6 +107,7 @@ Plan PipelineLowering::Lower() {
     EmitRound();
   }
   plan_.fold = DescribeFold(folding_, gpus_);
+  plan_.pipeline = LoweredPipelineFigures(w_, bounds_, p_);
   AddNotes();
   return std::move(plan_);
 }

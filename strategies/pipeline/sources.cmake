@@ -2,11 +2,13 @@
 list(APPEND STRATEGY_SOURCES
   pipeline/context_parallel.cpp
   pipeline/pipeline.cpp
+  pipeline/pipeline_figures.cpp
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
 )
 list(APPEND STRATEGY_TESTS
   pipeline/context_parallel_test.cpp
+  pipeline/pipeline_figures_test.cpp
   pipeline/pipeline_test.cpp
   pipeline/pipeline_lowering_test.cpp
   pipeline/three_d_test.cpp
