@@ -37,7 +37,6 @@ Json PipelineToJson(const StrategyResult& s) {
   j["startup_s"] = m.startup_s;
   j["stage_bubble_fraction"] = m.stage_bubble_fraction;
   j["bubble_fraction"] = st.bubble_fraction;
-  j["planning_s"] = p.planning_s;
   j["predicted_stage_s"] = p.predicted_stage_s;
   j["predicted_iteration_s"] =
       p.predicted_iteration_s > 0 ? Json(p.predicted_iteration_s) : Json(nullptr);
@@ -135,13 +134,12 @@ namespace {
 // The pipeline columns, appended after `error` (columns are only ever appended, so that a
 // reader by position keeps working); empty cells for other and failed strategies.
 std::string PipelineCsv(const StrategyResult& s) {
-  if (!s.ok || !s.pipeline) return ",,,,,,,,";
+  if (!s.ok || !s.pipeline) return ",,,,,,,";
   const PipelineFigures& p = *s.pipeline;
   const StageSummary st = SummarizeStages(s.metrics);
   return CsvField(p.planner) + "," + CsvField(p.partition) + "," + std::to_string(p.stages) + "," +
          CsvNumber(st.max_stage_compute_s) + "," + CsvNumber(st.mean_stage_compute_s) + "," +
          CsvNumber(s.metrics.startup_s) + "," + CsvNumber(st.bubble_fraction) + "," +
-         CsvNumber(p.planning_s) + "," +
          (p.predicted_iteration_s > 0 ? CsvNumber(p.predicted_iteration_s) : std::string());
 }
 
@@ -153,7 +151,7 @@ std::string ResultsToCsv(const RunResults& r) {
       "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error,"
       "pipeline.planner,pipeline.partition,pipeline.stages,pipeline.max_stage_compute_s,"
       "pipeline.mean_stage_compute_s,pipeline.startup_s,pipeline.bubble_fraction,"
-      "pipeline.planning_s,pipeline.predicted_iteration_s\n";
+      "pipeline.predicted_iteration_s\n";
   for (const StrategyResult& s : r.strategies) {
     const Metrics& m = s.metrics;
     auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
