@@ -15,6 +15,8 @@
 #ifndef STRATASIM_MODELS_RECOMPUTE_H_
 #define STRATASIM_MODELS_RECOMPUTE_H_
 
+#include <vector>
+
 #include "core/scenario.h"
 #include "models/workload.h"
 
@@ -23,6 +25,12 @@ namespace stratasim {
 // Sets each layer's activation_bytes, recomputed_bytes and its ops' `recomputed` flags for
 // `mode`, applied to the first `max_layers` recomputable layers (0: all of them).
 void ApplyRecompute(Workload& w, Recompute mode, int max_layers = 0);
+
+// The same for the layers flagged in `layers` (one flag per entry of w.layers, in order; flags
+// on layers that are not recomputable are ignored), the others without recomputation: the
+// per-layer choice of the pipeline planners (strategies/planners/planner.h). Throws Error when
+// `layers` does not have one flag per layer.
+void ApplyRecompute(Workload& w, Recompute mode, const std::vector<bool>& layers);
 
 }  // namespace stratasim
 
