@@ -25,8 +25,10 @@ namespace stratasim {
 // Sets each layer's activation_bytes, recomputed_bytes and its ops' `recomputed` flags for
 // `mode`, applied to the first `max_layers` recomputable layers (0: all of them).
 void ApplyRecompute(Workload& w, Recompute mode, int max_layers = 0);
-// The same for the layers `layers` flags (by index in w.layers; the recomputable ones only): a
-// planner's per-block choice. The others keep all their activations.
+// The same for the layers flagged in `layers` (one flag per entry of w.layers, in order; flags
+// on layers that are not recomputable are ignored), the others without recomputation: the
+// per-layer choice of the pipeline planners (strategies/planners/planner.h). Throws Error when
+// `layers` does not have one flag per layer.
 void ApplyRecompute(Workload& w, Recompute mode, const std::vector<bool>& layers);
 
 }  // namespace stratasim

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "core/error.h"
 #include "models/gpt.h"
 #include "models/memory.h"
 #include "models/test_util.h"
@@ -72,6 +75,45 @@ TEST(Recompute, OnlyTheFirstLayersWhenAsked) {
   EXPECT_TRUE(w.layers[2].ops[0].recomputed);
   EXPECT_FALSE(w.layers[3].ops[0].recomputed);
   EXPECT_GT(w.layers[3].activation_bytes, w.layers[2].activation_bytes);
+}
+
+TEST(Recompute, OnlyTheFlaggedLayers) {
+  Workload w = BuildWorkload(Gpt(Recompute::kNone), 1, DType::kBF16);
+  const Workload plain = w;
+  std::vector<bool> flags(w.layers.size(), false);
+  flags[0] = true;  // the embedding: not recomputable, ignored
+  flags[2] = true;
+  flags[5] = true;
+  ApplyRecompute(w, Recompute::kFull, flags);
+  EXPECT_EQ(w.recompute, Recompute::kFull);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerCost& L = w.layers[i];
+    const bool on = i == 2 || i == 5;
+    EXPECT_EQ(L.ops[0].recomputed, on) << L.name;
+    EXPECT_DOUBLE_EQ(L.activation_bytes, on ? L.input_bytes : plain.layers[i].activation_bytes)
+        << L.name;
+    EXPECT_DOUBLE_EQ(L.activation_bytes + L.recomputed_bytes, plain.layers[i].activation_bytes)
+        << L.name;
+  }
+  EXPECT_NEAR(w.RecomputeFlops(), 2 * plain.layers[2].ForwardFlops(), 1e-9 * w.RecomputeFlops());
+  // Selective on the same flags re-runs only those layers' attention cores.
+  ApplyRecompute(w, Recompute::kSelective, flags);
+  for (const OpCost& op : w.layers[2].ops) EXPECT_EQ(op.recomputed, op.attention_core) << op.name;
+  for (const OpCost& op : w.layers[3].ops) EXPECT_FALSE(op.recomputed) << op.name;
+  // All flags false, or mode none: as no recomputation.
+  ApplyRecompute(w, Recompute::kNone, flags);
+  EXPECT_DOUBLE_EQ(w.ActivationBytes(), plain.ActivationBytes());
+  EXPECT_EQ(w.RecomputeFlops(), 0);
+}
+
+TEST(Recompute, PerLayerFlagsNeedOnePerLayer) {
+  Workload w = BuildWorkload(Gpt(Recompute::kNone), 1, DType::kBF16);
+  try {
+    ApplyRecompute(w, Recompute::kFull, std::vector<bool>(3, true));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "ApplyRecompute: 3 per-layer choices for a workload of 26 layers");
+  }
 }
 
 TEST(Recompute, SelectiveNeedsAttention) {

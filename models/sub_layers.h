@@ -1,8 +1,12 @@
-// Sub-layer blocks: a transformer layer split into its attention half and its MLP half, the
-// units AutoPipe (CLUSTER'22) partitions a model by (planners, strategies/planners/planner.h).
-// The attention half runs up to its residual add ("residual1", and BERT's post-norm "norm1"
-// after it); the MLP half (MoE's router and experts included) is the rest. Both keep the
-// layer's input size as their input (the residual stream, b s h elements) and are recomputable.
+// Sub-layer blocks: each transformer layer split into its attention half and its MLP half, the
+// finer units AutoPipe partitions pipelines over (Liu et al. 2022, "AutoPipe: A Fast Pipeline
+// Parallelism Approach with Balanced Partitioning and Micro-batch Slicing", CLUSTER, §3.2):
+// a stage boundary may then fall in the middle of a layer.
+//
+// The attention half is the layer's ops up to and including "residual1", with the post-norm
+// "norm1" that follows it in BERT-style layers; the MLP half is the rest (MoE's router, dispatch,
+// experts and combine included). Both are recomputable and both take the hidden activation
+// (b x s x h) as input, so either can start a stage.
 #ifndef STRATASIM_MODELS_SUB_LAYERS_H_
 #define STRATASIM_MODELS_SUB_LAYERS_H_
 
@@ -10,9 +14,13 @@
 
 namespace stratasim {
 
-// `w` with each transformer layer "<name>" split into "<name>.attn" and "<name>.mlp"; other
-// layers (embedding, head, CNN blocks) as they are. Activations are those of no
-// recomputation; FLOPs, bytes, parameters and activations sum to w's.
+// `w` with each transformer layer "<name>" (models/transformer.cpp: a layer with the ops "qkv",
+// "residual1" and "residual2") replaced by "<name>.attn" and "<name>.mlp"; other layers
+// (embedding, head, CNN blocks, GraphSAGE layers, and halves already split) are kept as they
+// are. FLOPs, bytes, parameters and activation bytes add up to w's. The result carries no
+// recomputation (its activations are re-finalised, FinalizeWorkload): apply it afterwards with
+// ApplyRecompute (models/recompute.h). Throws Error when a layer has "qkv" and "residual2" but no
+// "residual1" before them (not a layer the builders make).
 Workload SplitSubLayers(const Workload& w);
 
 }  // namespace stratasim

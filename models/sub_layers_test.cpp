@@ -2,68 +2,120 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
+#include "core/model_presets.h"
 #include "models/recompute.h"
 #include "models/test_util.h"
 
 namespace stratasim {
 namespace {
 
-void ExpectSameTotals(const Workload& w, const Workload& split) {
-  EXPECT_NEAR(split.ForwardFlops(), w.ForwardFlops(), 1e-9 * w.ForwardFlops());
-  EXPECT_NEAR(split.BackwardFlops(), w.BackwardFlops(), 1e-9 * w.BackwardFlops());
-  EXPECT_NEAR(split.params, w.params, 1e-9 * w.params);
-  EXPECT_NEAR(split.ActivationBytes(), w.ActivationBytes(), 1e-9 * w.ActivationBytes());
+using testing::TrainingFlops;
+
+void ExpectSameTotals(const Workload& whole, const Workload& split, const std::string& what) {
+  EXPECT_NEAR(TrainingFlops(split), TrainingFlops(whole), 1e-12 * TrainingFlops(whole)) << what;
+  EXPECT_NEAR(split.params, whole.params, 1e-12 * whole.params) << what;
+  EXPECT_NEAR(split.ActivationBytes(), whole.ActivationBytes(), 1e-12 * whole.ActivationBytes())
+      << what;
+  double bytes_whole = 0, bytes_split = 0;
+  for (const LayerCost& L : whole.layers) {
+    for (const OpCost& op : L.ops) bytes_whole += op.forward.bytes + op.backward_input.bytes;
+  }
+  for (const LayerCost& L : split.layers) {
+    for (const OpCost& op : L.ops) bytes_split += op.forward.bytes + op.backward_input.bytes;
+  }
+  EXPECT_NEAR(bytes_split, bytes_whole, 1e-12 * bytes_whole) << what;
 }
 
-TEST(SubLayers, SplitsEachTransformerLayerIntoAttentionAndMlpKeepingTotals) {
-  for (const char* kind : {"gpt", "bert", "llama"}) {
-    SCOPED_TRACE(kind);
-    const Workload w =
-        BuildWorkload(testing::Transformer(kind, 4, 1024, 16, 512, 32000), 2, DType::kBF16);
-    const Workload split = SplitSubLayers(w);
-    ASSERT_EQ(split.layers.size(), w.layers.size() + 4);
-    ExpectSameTotals(w, split);
+ModelSpec Small(const char* kind) {
+  ModelSpec m = testing::Transformer(kind, 3, 512, 8, 256, 1000);
+  if (std::string(kind) == "moe") {
+    m.experts = 8;
+    m.top_k = 2;
+    m.capacity_factor = 1.25;
+  }
+  return m;
+}
+
+TEST(SubLayers, TotalsEqualTheUnsplitWorkload) {
+  for (const char* kind : {"gpt", "bert", "llama", "moe"}) {
+    const Workload whole = BuildWorkload(Small(kind), 2, DType::kBF16);
+    const Workload split = SplitSubLayers(whole);
+    ExpectSameTotals(whole, split, kind);
+    // Every transformer layer became two recomputable halves taking the hidden activation.
     int halves = 0;
     for (const LayerCost& L : split.layers) {
-      const std::string& n = L.name;
-      if (n.size() > 5 && (n.substr(n.size() - 5) == ".attn" || n.substr(n.size() - 4) == ".mlp")) {
-        ++halves;
-        EXPECT_TRUE(L.recomputable) << n;
-        EXPECT_GT(L.input_bytes, 0) << n;
-      }
+      const bool half =
+          L.name.find(".attn") != std::string::npos || L.name.find(".mlp") != std::string::npos;
+      if (!half) continue;
+      ++halves;
+      EXPECT_TRUE(L.recomputable) << L.name;
+      EXPECT_DOUBLE_EQ(L.input_bytes, 2.0 * 256 * 512 * 2) << L.name;
+      EXPECT_GT(L.params, 0) << L.name;
     }
-    EXPECT_EQ(halves, 8);
+    EXPECT_EQ(halves, 6) << kind;
+    EXPECT_EQ(split.layers.size(), whole.layers.size() + 3) << kind;
+    EXPECT_EQ(split.layers[1].name, "layer0.attn") << kind;
+    EXPECT_EQ(split.layers[2].name, "layer0.mlp") << kind;
+    // Splitting again changes nothing.
+    EXPECT_EQ(SplitSubLayers(split).layers.size(), split.layers.size()) << kind;
   }
 }
 
-TEST(SubLayers, ParametersSplitAsTheWeightsDo) {
-  // GPT, h = 1024, ffn 4h: attention holds 4 h^2 weights, the MLP 8 h^2.
-  const Workload split = SplitSubLayers(
-      BuildWorkload(testing::Transformer("gpt", 1, 1024, 16, 512, 32000), 1, DType::kBF16));
-  double attn = 0, mlp = 0;
-  for (const LayerCost& L : split.layers) {
-    if (L.name.find(".attn") != std::string::npos) attn = L.params;
-    if (L.name.find(".mlp") != std::string::npos) mlp = L.params;
-  }
-  EXPECT_NEAR(mlp / attn, 2.0, 0.01);
+TEST(SubLayers, HalvesFollowTheLayerStructure) {
+  // GPT (pre-norm): norm1 ... residual1 | norm2 ... residual2; the linear weights split exactly.
+  const ModelSpec gpt = Small("gpt");
+  const Workload g = SplitSubLayers(BuildWorkload(gpt, 1, DType::kBF16));
+  const LayerCost& attn = g.layers[1];
+  const LayerCost& mlp = g.layers[2];
+  EXPECT_EQ(attn.ops.front().name, "norm1");
+  EXPECT_EQ(attn.ops.back().name, "residual1");
+  EXPECT_EQ(mlp.ops.front().name, "norm2");
+  EXPECT_EQ(mlp.ops.back().name, "residual2");
+  const double h = 512, f = 4 * h;
+  const double layer = BuildWorkload(gpt, 1, DType::kBF16).layers[1].params;
+  EXPECT_NEAR(attn.params, layer * 4 * h * h / (4 * h * h + 2 * h * f), 1e-9 * layer);
+  // BERT (post-norm): the attention half ends with norm1.
+  const Workload b = SplitSubLayers(BuildWorkload(Small("bert"), 1, DType::kBF16));
+  EXPECT_EQ(b.layers[1].ops.back().name, "norm1");
+  EXPECT_EQ(b.layers[2].ops.front().name, "mlp_up");
+  EXPECT_EQ(b.layers[2].ops.back().name, "norm2");
+  // MoE: the router and experts are in the MLP half, which holds the experts' weights.
+  const Workload m = SplitSubLayers(BuildWorkload(Small("moe"), 1, DType::kBF16));
+  bool router = false;
+  for (const OpCost& op : m.layers[2].ops) router = router || op.name == "router";
+  EXPECT_TRUE(router);
+  EXPECT_GT(m.layers[2].params, 8 * m.layers[1].params);
 }
 
-TEST(SubLayers, RecomputingOneHalfKeepsOnlyItsInput) {
-  Workload split = SplitSubLayers(
-      BuildWorkload(testing::Transformer("gpt", 1, 1024, 16, 512, 32000), 1, DType::kBF16));
-  std::vector<bool> which(split.layers.size(), false);
-  size_t mlp = 0;
-  for (size_t i = 0; i < split.layers.size(); ++i) {
-    if (split.layers[i].name.find(".mlp") != std::string::npos) mlp = i;
+TEST(SubLayers, OtherLayersAndRecomputationAfterTheSplit) {
+  const Workload whole = BuildWorkload(Small("gpt"), 2, DType::kBF16);
+  Workload split = SplitSubLayers(whole);
+  EXPECT_EQ(split.layers.front().name, whole.layers.front().name);
+  EXPECT_EQ(split.layers.back().name, whole.layers.back().name);
+  EXPECT_EQ(split.recompute, Recompute::kNone);
+  // Full recomputation of the halves keeps each half's input: two per layer.
+  ApplyRecompute(split, Recompute::kFull);
+  EXPECT_DOUBLE_EQ(split.layers[1].activation_bytes, split.layers[1].input_bytes);
+  EXPECT_DOUBLE_EQ(split.layers[2].activation_bytes, split.layers[2].input_bytes);
+  // A CNN has no transformer layers: unchanged.
+  const Workload c = BuildWorkload(*FindModelPreset("resnet50"), 2, DType::kBF16);
+  EXPECT_EQ(SplitSubLayers(c).layers.size(), c.layers.size());
+}
+
+TEST(SubLayers, ALayerWithoutResidual1IsAnError) {
+  Workload w = BuildWorkload(Small("gpt"), 1, DType::kBF16);
+  for (OpCost& op : w.layers[2].ops) {
+    if (op.name == "residual1") op.name = "residual_a";
   }
-  which[mlp] = true;
-  which[0] = true;  // the embedding is not recomputable: ignored
-  const double before = split.layers[0].activation_bytes;
-  ApplyRecompute(split, Recompute::kFull, which);
-  EXPECT_DOUBLE_EQ(split.layers[mlp].activation_bytes, split.layers[mlp].input_bytes);
-  EXPECT_GT(split.layers[mlp].recomputed_bytes, 0);
-  EXPECT_DOUBLE_EQ(split.layers[0].activation_bytes, before);
-  EXPECT_DOUBLE_EQ(split.layers[mlp - 1].recomputed_bytes, 0);
+  try {
+    SplitSubLayers(w);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "SplitSubLayers: layer layer1 has ops qkv and residual2 but no residual1 between "
+                 "them, so its attention and MLP halves are unknown");
+  }
 }
 
 }  // namespace

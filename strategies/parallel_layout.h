@@ -11,6 +11,10 @@
 // dimension that varies right after the tensor index, wherever `order` puts t: "tpd" numbers
 // t, then c, then p, then d, so that the c tensor groups holding one sequence's parts sit next
 // to each other, as Megatron-Core's default order (tp-cp-ep-dp-pp) puts them.
+//
+// An explicit mapping (`ranks`, set by a planner that chose where each stage runs, e.g.
+// AutoPipe-H's or HPH's device mapping; strategies/planners/planner.h) replaces the order: the
+// rank of every (replica, stage, tensor index) is looked up. Context 1 only.
 #ifndef STRATASIM_STRATEGIES_PARALLEL_LAYOUT_H_
 #define STRATASIM_STRATEGIES_PARALLEL_LAYOUT_H_
 
@@ -25,6 +29,9 @@ struct ParallelLayout {
   int data = 1;
   std::string order = "tpd";  // a permutation of 't', 'p', 'd', fastest first
   int context = 1;            // c: its index varies right after the tensor index
+  // When not empty: ranks[(replica * stages + stage) * tensor + tp] is the rank of that
+  // position, and `order` is not used. CheckRanks says whether it is a valid mapping.
+  std::vector<int> ranks = {};
 
   // The rank of tensor index `tp` of context index `cp` of stage `stage` of replica `replica`.
   int Rank(int replica, int stage, int tp, int cp = 0) const;
@@ -35,6 +42,10 @@ struct ParallelLayout {
   // The ranks that hold copies of the same parameters, whose gradients are reduced together:
   // the data x context ranks of (stage, tp), in rank order (DataGroup when c = 1).
   std::vector<int> GradientGroup(int stage, int tp) const;
+
+  // Throws Error unless `ranks` is empty or a permutation of the `gpus` ranks 0..gpus-1 with
+  // one entry per position (tensor x stages x data of them), with context 1.
+  void CheckRanks(int gpus) const;
 
   // The orders Rank accepts.
   static std::vector<std::string> Orders();

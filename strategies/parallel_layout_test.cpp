@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/error.h"
+
 namespace stratasim {
 namespace {
 
@@ -78,6 +80,62 @@ TEST(ParallelLayout, EveryOrderWithContextIsABijection) {
     EXPECT_EQ(seen.size(), 24u) << order;
     EXPECT_EQ(*seen.rbegin(), 23) << order;
   }
+}
+
+TEST(ParallelLayout, ExplicitRanksReplaceTheOrder) {
+  // t 2 x p 2 x d 2, positions (replica, stage, tp) in order; stage 1 of replica 0 on 6 and 7.
+  ParallelLayout l{2, 2, 2, "tpd"};
+  l.ranks = {0, 1, 6, 7, 2, 3, 4, 5};
+  l.CheckRanks(8);
+  EXPECT_EQ(l.Rank(0, 1, 0), 6);
+  EXPECT_EQ(l.TensorGroup(0, 1), (std::vector<int>{6, 7}));
+  EXPECT_EQ(l.TensorGroup(1, 0), (std::vector<int>{2, 3}));
+  EXPECT_EQ(l.DataGroup(1, 1), (std::vector<int>{7, 5}));  // replica order
+  EXPECT_EQ(l.GradientGroup(1, 1), (std::vector<int>{5, 7}));
+  // The mapping an order gives, written out, gives the same ranks as the order.
+  const ParallelLayout ordered{2, 2, 2, "dpt"};
+  ParallelLayout written{2, 2, 2, "tpd"};
+  for (int q = 0; q < 2; ++q) {
+    for (int s = 0; s < 2; ++s) {
+      for (int j = 0; j < 2; ++j) written.ranks.push_back(ordered.Rank(q, s, j));
+    }
+  }
+  written.CheckRanks(8);
+  for (int q = 0; q < 2; ++q) {
+    for (int s = 0; s < 2; ++s) {
+      for (int j = 0; j < 2; ++j) EXPECT_EQ(written.Rank(q, s, j), ordered.Rank(q, s, j));
+    }
+  }
+}
+
+TEST(ParallelLayout, BadExplicitRanksAreErrors) {
+  auto message = [](ParallelLayout l, int gpus) -> std::string {
+    try {
+      l.CheckRanks(gpus);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  ParallelLayout l{2, 2, 1, "tpd"};
+  l.ranks = {0, 1, 2};
+  EXPECT_EQ(message(l, 4),
+            "explicit rank mapping: 3 ranks for tensor (2) x stages (2) x data (1) = 4 positions "
+            "on 4 GPUs");
+  l.ranks = {0, 1, 2, 3};
+  EXPECT_EQ(message(l, 8),
+            "explicit rank mapping: 4 ranks for tensor (2) x stages (2) x data (1) = 4 positions "
+            "on 8 GPUs");
+  l.ranks = {0, 1, 2, 4};
+  EXPECT_EQ(message(l, 4), "explicit rank mapping: rank 4 at position 3 is not a GPU (0..3)");
+  l.ranks = {0, 1, 1, 3};
+  EXPECT_EQ(message(l, 4),
+            "explicit rank mapping: rank 1 appears twice (again at position 2): not a permutation "
+            "of the GPUs");
+  l.ranks = {3, 2, 1, 0};
+  EXPECT_EQ(message(l, 4), "no error");
+  l.context = 2;
+  EXPECT_EQ(message(l, 4), "explicit rank mapping: needs context 1, not 2");
 }
 
 }  // namespace

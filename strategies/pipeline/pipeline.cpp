@@ -6,11 +6,10 @@
 #include <utility>
 
 #include "core/limits.h"
-#include "models/recompute.h"
 #include "strategies/parallel_layout.h"
 #include "strategies/pipeline/context_parallel.h"
 #include "strategies/pipeline/pipeline_lowering.h"
-#include "strategies/tensor/megatron.h"
+#include "strategies/pipeline/stage_workload.h"
 #include "strategies/tensor/tp_layer.h"
 
 namespace stratasim {
@@ -136,28 +135,6 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
   return o;
 }
 
-// The workload one GPU of a stage runs: the model's sequences split c ways (context
-// parallelism) and the model split t ways (tensor parallelism), with the recomputation `mode`
-// applied (the model's own choice when `use_model` is set).
-Workload StageWorkload(const Scenario& s, const Options& o, bool use_model, Recompute mode) {
-  const TrainingSpec& tr = s.training;
-  ModelSpec model = s.model;
-  if (!use_model) {
-    model.recompute = mode;
-    model.recompute_layers = 0;
-  }
-  if (o.t == 1 && o.c == 1) return BuildWorkload(model, tr.micro_batch, tr.precision, tr.seed);
-  ModelSpec plain = s.model;
-  plain.recompute = Recompute::kNone;
-  Workload w = o.c > 1 ? ContextParallelWorkload(plain, tr.micro_batch, tr.precision, tr.seed, o.c)
-                       : BuildWorkload(plain, tr.micro_batch, tr.precision, tr.seed);
-  if (o.t == 1) {
-    ApplyRecompute(w, model.recompute, model.recompute_layers);
-    return w;
-  }
-  return TensorParallelShard(w, o.t, o.sp, model);
-}
-
 // The index in w.layers of each chunk's first layer, then w.layers.size(), as the option
 // `partition` asks.
 std::vector<int> Partition(const Workload& w, const Options& o, OptionReader& opt) {
@@ -259,9 +236,13 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec) {
   OptionReader opt(spec, PipelineOptions(spec.kind == "3d"));
   const Options o = ReadOptions(s, spec, opt);
   opt.Finish();
-  Workload w = StageWorkload(s, o, true, s.model.recompute);
+  Workload w = PipelineStageWorkload(s, o);
   std::vector<Workload> per_stage;  // only with a per-stage recompute choice
-  for (Recompute mode : o.recompute) per_stage.push_back(StageWorkload(s, o, false, mode));
+  for (Recompute mode : o.recompute) {
+    StageWorkloadChoice choice;
+    choice.recompute = mode;
+    per_stage.push_back(PipelineStageWorkload(s, o, choice));
+  }
   std::vector<int> bounds = Partition(w, o, opt);
   return PipelineLowering(s, o, std::move(w), std::move(per_stage), std::move(bounds)).Lower();
 }

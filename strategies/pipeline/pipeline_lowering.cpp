@@ -15,6 +15,24 @@ namespace {
 
 std::string Str(int n) { return std::to_string(n); }
 
+// Per chunk of `bounds`: the bytes crossing into it, the input of its first layer (`fallback`
+// when the workload does not know it).
+std::vector<double> ChunkInputBytes(const Workload& w, const std::vector<int>& bounds,
+                                    double fallback) {
+  std::vector<double> into(bounds.size() - 1, 0);
+  for (size_t j = 0; j + 1 < bounds.size(); ++j) {
+    const double in = w.layers[bounds[j]].input_bytes;
+    into[j] = in > 0 ? in : fallback;
+  }
+  return into;
+}
+
+std::string JoinSizes(const std::vector<int>& sizes) {
+  std::string out;
+  for (int n : sizes) out += (out.empty() ? "" : ",") + Str(n);
+  return out;
+}
+
 }  // namespace
 
 PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Workload w,
@@ -27,11 +45,12 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       t_(o.t),
       d_(o.d),
       v_(o.v),
-      m_(o.m),
+      m_(o.micro_batch_sizes.empty() ? o.m : static_cast<int>(o.micro_batch_sizes.size())),
       chunks_(o.p * o.v),
+      mb_samples_(o.micro_batch_sizes),
       c_(o.c),
       lane_gpus_(o.t * o.c),
-      layout_{o.t, o.p, o.d, o.order, o.c},
+      layout_{o.t, o.p, o.d, o.order, o.c, o.ranks},
       w_(std::move(w)),
       per_stage_(std::move(per_stage)),
       bounds_(std::move(bounds)),
@@ -62,15 +81,67 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
   }
   const double fallback_bytes = tr_.micro_batch * w_.tokens_per_sample * s.model.hidden *
                                 BytesPerElement(StorageDType(tr_.precision)) / c_;
+  into_bytes_ = ChunkInputBytes(w_, bounds_, fallback_bytes);
   for (int j = 0; j < chunks_; ++j) {
     for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) chunk_params_[j] += w_.layers[i].params;
-    const double in = w_.layers[bounds_[j]].input_bytes;
-    into_bytes_[j] = in > 0 ? in : fallback_bytes;
   }
   for (int j = 0; j < chunks_; ++j) stage_params_[j % p_] += chunk_params_[j];
   if (o.tp_comm_overlap) em_.OverlapCommunication();
   plan_.samples_per_iteration = static_cast<double>(m_) * tr_.micro_batch * d_;
+  if (!mb_samples_.empty()) {
+    double samples = 0;
+    for (int n : mb_samples_) samples += n;
+    plan_.samples_per_iteration = samples * d_;
+  }
   plan_.tokens_per_sample = w_.tokens_per_sample;
+}
+
+void PipelineLowering::SetMicroBatchWorkloads(std::vector<MicroBatchWorkload> workloads) {
+  sized_ = std::move(workloads);
+  sized_into_bytes_.clear();
+  for (const MicroBatchWorkload& mw : sized_) {
+    if (mw.workload.layers.size() != w_.layers.size()) {
+      throw Error("micro-batch workload of " + Str(mw.samples) + " sample(s) has " +
+                  Str(static_cast<int>(mw.workload.layers.size())) + " layers, not " +
+                  Str(static_cast<int>(w_.layers.size())) + " as the pipeline's");
+    }
+    if (mw.per_stage.size() != per_stage_.size()) {
+      throw Error("micro-batch workload of " + Str(mw.samples) + " sample(s) has " +
+                  Str(static_cast<int>(mw.per_stage.size())) + " per-stage workloads, not " +
+                  Str(static_cast<int>(per_stage_.size())) + " as the pipeline's");
+    }
+    const double fallback = static_cast<double>(mw.samples) * w_.tokens_per_sample *
+                            s_.model.hidden * BytesPerElement(StorageDType(tr_.precision)) / c_;
+    sized_into_bytes_.push_back(ChunkInputBytes(mw.workload, bounds_, fallback));
+  }
+}
+
+void PipelineLowering::CheckMicroBatchSizes() {
+  if (mb_samples_.empty()) return;
+  const std::string what = "micro_batch_sizes (" + JoinSizes(mb_samples_) + ")";
+  if (o_.schedule != "gpipe" && o_.schedule != "1f1b") {
+    throw Error(what + " needs schedule gpipe or 1f1b, not " + o_.schedule);
+  }
+  if (c_ != 1) throw Error(what + " needs context 1, not " + Str(c_));
+  mb_workload_.assign(mb_samples_.size(), -1);
+  for (size_t k = 0; k < mb_samples_.size(); ++k) {
+    const int n = mb_samples_[k];
+    if (n < 1) throw Error(what + ": micro-batch " + Str(static_cast<int>(k)) + " has no samples");
+    for (size_t i = 0; i < sized_.size(); ++i) {
+      if (sized_[i].samples == n) mb_workload_[k] = static_cast<int>(i);
+    }
+    if (mb_workload_[k] < 0 && n != tr_.micro_batch) {
+      throw Error(what + ": no workload for micro-batches of " + Str(n) +
+                  " sample(s) (PipelineLowering::SetMicroBatchWorkloads)");
+    }
+  }
+}
+
+void PipelineLowering::UseMicroBatch(int mb) {
+  if (mb_samples_.empty()) return;
+  // A tensor-parallel collective moves the micro-batch's b x s x h elements.
+  em_.SetCommBytes(static_cast<double>(mb_samples_[mb]) * s_.model.sequence * s_.model.hidden *
+                   BytesPerElement(StorageDType(tr_.precision)));
 }
 
 Plan PipelineLowering::NewPlan(const Scenario& s, int gpus) {
@@ -96,6 +167,8 @@ PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g, bool conte
 }
 
 Plan PipelineLowering::Lower() {
+  layout_.CheckRanks(gpus_);
+  CheckMicroBatchSizes();
   MapRanksToStages();
   DecideFolding();
   AddStageModelStates();
@@ -126,7 +199,9 @@ void PipelineLowering::DecideFolding() {
   // consecutive ranks then fill part of one server, so that the context-parallel ring, like
   // the tensor-parallel collectives, never leaves it: folding needs no mirror of it.
   folding_ = DecideFold(s_, ReplicaLayout{d_, lane_gpus_ * p_, lane_gpus_});
-  if (folding_.fold && o_.order != "tpd") {
+  if (folding_.fold && !o_.ranks.empty()) {
+    folding_ = FoldDecision{false, d_, 0, "an explicit rank mapping places the replicas"};
+  } else if (folding_.fold && o_.order != "tpd") {
     folding_ = FoldDecision{false, d_, 0, "rank order " + o_.order + " interleaves the replicas"};
   }
   fold_ = folding_.fold;
@@ -262,11 +337,13 @@ PipelineLowering::Place PipelineLowering::PlaceOf(int lane, const Item& it) cons
 void PipelineLowering::EmitForward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
-  const std::vector<LayerCost>& layers = LayersOf(st);
+  UseMicroBatch(it.micro_batch);
+  const std::vector<LayerCost>& layers = LayersOf(st, it.micro_batch);
   if (j == 0) {
     for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
-    Receive(pl.groups, act_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j], pl.at, "activation");
+    Receive(pl.groups, act_in_, Slot(r, it.micro_batch, j, 0), IntoBytes(j, it.micro_batch), pl.at,
+            "activation");
   }
   for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) {
     const TaskId from = g_.next_id();
@@ -282,20 +359,21 @@ void PipelineLowering::EmitForward(int lane, const Item& it) {
     }
   }
   if (j + 1 < chunks_) {
-    Transfer(r, st, (j + 1) % p_, into_bytes_[j + 1], true, "activation", pl.at, act_in_,
-             Slot(r, it.micro_batch, j + 1, 0));
+    Transfer(r, st, (j + 1) % p_, IntoBytes(j + 1, it.micro_batch), true, "activation", pl.at,
+             act_in_, Slot(r, it.micro_batch, j + 1, 0));
   }
 }
 
 void PipelineLowering::EmitBackward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
-  const std::vector<LayerCost>& layers = LayersOf(st);
+  UseMicroBatch(it.micro_batch);
+  const std::vector<LayerCost>& layers = LayersOf(st, it.micro_batch);
   if (j == chunks_ - 1) {
     for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
-    Receive(pl.groups, grad_in_, Slot(r, it.micro_batch, j, 0), into_bytes_[j + 1], pl.at,
-            "gradient");
+    Receive(pl.groups, grad_in_, Slot(r, it.micro_batch, j, 0), IntoBytes(j + 1, it.micro_batch),
+            pl.at, "gradient");
   }
   const int n_layers = bounds_[j + 1] - bounds_[j];
   std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * lane_gpus_, -1);
@@ -307,7 +385,7 @@ void PipelineLowering::EmitBackward(int lane, const Item& it) {
   }
   for (int y = 0; y < lane_gpus_; ++y) lane_last_[lane * lane_gpus_ + y] = cur_[LaneRank(r, st, y)];
   if (j > 0) {
-    Transfer(r, st, (j - 1) % p_, into_bytes_[j], false, "gradient", pl.at, grad_in_,
+    Transfer(r, st, (j - 1) % p_, IntoBytes(j, it.micro_batch), false, "gradient", pl.at, grad_in_,
              Slot(r, it.micro_batch, j - 1, 0));
   }
   if (overlap_ && it.last_backward) GradientsFinal(r, st, j, it.iteration, std::move(ready_after));
@@ -504,7 +582,9 @@ void PipelineLowering::AddNotes() {
   if (t_ > 1 || c_ > 1) shape += ", rank order " + o_.order;
   plan_.notes.push_back(shape + ", schedule " + o_.schedule +
                         (v_ > 1 ? " with " + Str(v_) + " virtual stages" : "") + ", " + Str(m_) +
-                        " micro-batch(es) of " + Str(tr_.micro_batch));
+                        (mb_samples_.empty()
+                             ? " micro-batch(es) of " + Str(tr_.micro_batch)
+                             : " micro-batch(es) of " + JoinSizes(mb_samples_) + " samples"));
   plan_.notes.push_back("workload layers per " + std::string(v_ > 1 ? "chunk" : "stage") + ": " +
                         split + "; " + FormatBytes(into_bytes_[chunks_ - 1] * send_fraction_) +
                         " sent per GPU per boundary per micro-batch" +
@@ -536,8 +616,16 @@ void PipelineLowering::AddNotes() {
   if (!two_bw_) plan_.notes.push_back(bubble);
 }
 
-const std::vector<LayerCost>& PipelineLowering::LayersOf(int st) const {
-  return per_stage_.empty() ? w_.layers : per_stage_[st].layers;
+const std::vector<LayerCost>& PipelineLowering::LayersOf(int st, int mb) const {
+  const int k = mb_workload_.empty() ? -1 : mb_workload_[mb];
+  if (k < 0) return per_stage_.empty() ? w_.layers : per_stage_[st].layers;
+  const MicroBatchWorkload& sized = sized_[k];
+  return sized.per_stage.empty() ? sized.workload.layers : sized.per_stage[st].layers;
+}
+
+double PipelineLowering::IntoBytes(int j, int mb) const {
+  const int k = mb_workload_.empty() ? -1 : mb_workload_[mb];
+  return k < 0 ? into_bytes_[j] : sized_into_bytes_[k][j];
 }
 
 int PipelineLowering::ServerOf(int rank) const { return s_.cluster.Locate(rank).server; }

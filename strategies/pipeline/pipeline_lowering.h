@@ -37,6 +37,24 @@ struct PipelineShape {
   DataParallelOptimizer optimizer;  // 3d only; off for pipeline
   double bucket_cap = 0;
   std::vector<Recompute> recompute;  // per stage; empty: the model's choice
+  // Set by a planner (strategies/planners/planner.h); empty by default, which changes nothing.
+  // The GPU of each position, ranks[(replica * p + stage) * t + tensor index], replacing
+  // `order` (ParallelLayout::ranks; context 1 only).
+  std::vector<int> ranks;
+  // Samples of each micro-batch of a replica's iteration, in order (AutoPipe's micro-batch
+  // slicer splits the first ones to shorten the pipeline's start-up). When set, m is its size
+  // and each micro-batch runs the workload of its size (PipelineLowering::
+  // SetMicroBatchWorkloads); empty: m micro-batches of training.micro_batch. Schedules gpipe
+  // and 1f1b only, context 1 only.
+  std::vector<int> micro_batch_sizes;
+};
+
+// The workloads of micro-batches of `samples` samples: as PipelineLowering's constructor takes
+// them for training.micro_batch (strategies/pipeline/stage_workload.h builds both).
+struct MicroBatchWorkload {
+  int samples = 0;
+  Workload workload;                // one GPU of a stage, the same layers as the constructor's
+  std::vector<Workload> per_stage;  // per stage when the constructor got per-stage workloads
 };
 
 class PipelineLowering {
@@ -47,11 +65,16 @@ class PipelineLowering {
   // w.layers.size(). `s` must outlive the lowering.
   PipelineLowering(const Scenario& s, const PipelineShape& o, Workload w,
                    std::vector<Workload> per_stage, std::vector<int> bounds);
+  // With o.micro_batch_sizes: the workloads of the sizes other than training.micro_batch
+  // (that one may be given too, else it is the constructor's). Call before Lower().
+  void SetMicroBatchWorkloads(std::vector<MicroBatchWorkload> workloads);
   PipelineLowering(const PipelineLowering&) = delete;
   PipelineLowering& operator=(const PipelineLowering&) = delete;
 
   // The plan of warm-up + measured iterations. Call once. Throws stratasim::Error when the
-  // schedule deadlocks.
+  // schedule deadlocks, when the rank mapping is not a permutation of the GPUs, and when
+  // micro-batch sizes are given with interleaved, pipedream_2bw or context > 1, or without the
+  // workload of one of their sizes.
   Plan Lower();
 
  private:
@@ -124,7 +147,14 @@ class PipelineLowering {
 
   void AddNotes();
 
-  const std::vector<LayerCost>& LayersOf(int st) const;
+  // Micro-batches of different sizes: checks the sizes and finds each one's workload; sets the
+  // size-dependent settings for micro-batch `mb` of the round (its tensor-parallel collectives).
+  void CheckMicroBatchSizes();
+  void UseMicroBatch(int mb);
+
+  // The layers micro-batch `mb` runs on stage st, and the bytes crossing into chunk j.
+  const std::vector<LayerCost>& LayersOf(int st, int mb) const;
+  double IntoBytes(int j, int mb) const;
   int ServerOf(int rank) const;
   // The GPUs of a lane (a replica's stage): lane index y = context index x t + tensor index.
   int LaneRank(int r, int st, int y) const;
@@ -135,7 +165,13 @@ class PipelineLowering {
   const PipelineShape o_;
   const TrainingSpec& tr_;
   const int gpus_, p_, t_, d_, v_, m_, chunks_;
-  const int c_, lane_gpus_;  // context parallelism; t x c GPUs per lane
+  // Samples of the i-th micro-batch (empty: all tr_.micro_batch) and the index of its workload
+  // in sized_ (-1: the constructor's).
+  const std::vector<int> mb_samples_;
+  std::vector<int> mb_workload_;
+  std::vector<MicroBatchWorkload> sized_;
+  std::vector<std::vector<double>> sized_into_bytes_;  // per sized_, per chunk
+  const int c_, lane_gpus_;                            // context parallelism; t x c GPUs per lane
   const ParallelLayout layout_;
   const Workload w_;
   const std::vector<Workload> per_stage_;  // only with a per-stage recompute choice

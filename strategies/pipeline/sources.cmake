@@ -5,11 +5,13 @@ list(APPEND STRATEGY_SOURCES
   pipeline/pipeline_figures.cpp
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
+  pipeline/stage_workload.cpp
 )
 list(APPEND STRATEGY_TESTS
   pipeline/context_parallel_test.cpp
   pipeline/pipeline_figures_test.cpp
   pipeline/pipeline_test.cpp
   pipeline/pipeline_lowering_test.cpp
+  pipeline/stage_workload_test.cpp
   pipeline/three_d_test.cpp
 )

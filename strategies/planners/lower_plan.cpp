@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "models/recompute.h"
+#include "strategies/pipeline/stage_workload.h"
 #include "strategies/planners/profile.h"
 
 namespace stratasim::planners {
@@ -46,15 +46,22 @@ void CheckPlan(const PlannedPipeline& plan, int gpus, int blocks, const std::str
 
 Plan LowerPlannedPipeline(const Scenario& s, PipelineShape o, const PlannedPipeline& plan,
                           const std::string& planner) {
-  Workload w = PlannerBlocks(s, plan.tensor, o.sp, s.training.micro_batch);
-  const int blocks = static_cast<int>(w.layers.size());
+  o.t = plan.tensor;
+  o.c = 1;
+  const int blocks =
+      static_cast<int>(PlannerBlocks(s, plan.tensor, o.sp, s.training.micro_batch).layers.size());
   CheckPlan(plan, s.cluster.NumGpus(), blocks, planner);
-  if (!plan.ranks.empty()) {
-    throw Error(planner + ": an explicit stage-to-GPU mapping cannot be lowered yet");
-  }
-  if (!plan.micro_batch_sizes.empty()) {
-    throw Error(planner + ": micro-batches of different sizes cannot be lowered yet");
-  }
+  int recomputed = 0;
+  for (bool r : plan.recompute) recomputed += r;
+  // The blocks of a micro-batch of `samples`, with the plan's recomputation.
+  auto blocks_of = [&](int samples) {
+    StageWorkloadChoice choice;
+    choice.micro_batch = samples;
+    choice.sub_layers = true;
+    choice.recompute = recomputed > 0 ? Recompute::kFull : Recompute::kNone;
+    if (recomputed > 0) choice.recompute_layers = plan.recompute;
+    return PipelineStageWorkload(s, o, choice);
+  };
   if (plan.tp_subpipeline != 0) {
     throw Error(planner + ": sub-pipelined tensor parallelism cannot be lowered yet");
   }
@@ -62,20 +69,39 @@ Plan LowerPlannedPipeline(const Scenario& s, PipelineShape o, const PlannedPipel
   o.t = plan.tensor;
   o.d = plan.data;
   o.v = 1;
-  o.m = plan.micro_batches;
+  o.m = plan.micro_batch_sizes.empty() ? plan.micro_batches
+                                       : static_cast<int>(plan.micro_batch_sizes.size());
   o.schedule = plan.schedule;
   o.partition = PartitionText(plan.bounds);
   o.recompute.clear();
-  int recomputed = 0;
-  for (bool r : plan.recompute) recomputed += r;
-  if (recomputed > 0) ApplyRecompute(w, Recompute::kFull, plan.recompute);
-  Plan p = PipelineLowering(s, o, std::move(w), {}, plan.bounds).Lower();
+  o.ranks = plan.ranks;
+  o.micro_batch_sizes = plan.micro_batch_sizes;
+  PipelineLowering lowering(s, o, blocks_of(s.training.micro_batch), {}, plan.bounds);
+  std::vector<MicroBatchWorkload> sized;
+  for (int samples : plan.micro_batch_sizes) {
+    bool known = samples == s.training.micro_batch;
+    for (const MicroBatchWorkload& m : sized) known = known || m.samples == samples;
+    if (!known) sized.push_back(MicroBatchWorkload{samples, blocks_of(samples), {}});
+  }
+  if (!sized.empty()) lowering.SetMicroBatchWorkloads(std::move(sized));
+  Plan p = lowering.Lower();
+  // The report's figures: the partition in blocks (the embedding and the head count as one
+  // each), who chose it, how long it took (printed, never written: it is wall-clock) and what
+  // the planner predicted.
+  PipelineFigures& f = p.pipeline.emplace();
+  f.partition = o.partition;
+  f.partition_unit = "blocks";
+  f.stages = plan.stages;
+  f.planner = planner;
+  f.planning_s = plan.planning_seconds;
+  f.predicted_stage_s = plan.stage_seconds;
+  f.predicted_iteration_s = plan.predicted_seconds;
   std::vector<std::string> notes = plan.notes;
-  notes.push_back(planner + " partition (sub-layer blocks per stage): " + o.partition +
+  notes.push_back(planner + " partition (sub-layer blocks per stage, embedding and head " +
+                  "included): " + o.partition +
                   (recomputed > 0 ? "; " + Str(recomputed) + " blocks fully recomputed" : "") +
-                  "; planned in " + Ms(plan.planning_seconds) +
                   (plan.predicted_seconds > 0
-                       ? ", its own estimate of the iteration " + Ms(plan.predicted_seconds)
+                       ? "; its own estimate of the iteration " + Ms(plan.predicted_seconds)
                        : ""));
   notes.insert(notes.end(), p.notes.begin(), p.notes.end());
   p.notes = std::move(notes);

@@ -53,7 +53,13 @@ TEST(LowerPlannedPipeline, StagesRunTheirBlocks) {
   EXPECT_GT(ComputeTasksOn(p, 1, "layer1.mlp/"), 0);
   ASSERT_GE(p.notes.size(), 2u);
   EXPECT_EQ(p.notes[0], "why");
-  EXPECT_EQ(p.notes[1], "autopipe partition (sub-layer blocks per stage): 4,6; planned in 1.50 ms");
+  EXPECT_EQ(p.notes[1],
+            "autopipe partition (sub-layer blocks per stage, embedding and head included): 4,6");
+  ASSERT_TRUE(p.pipeline);
+  EXPECT_EQ(p.pipeline->planner, "autopipe");
+  EXPECT_EQ(p.pipeline->partition, "4,6");
+  EXPECT_EQ(p.pipeline->partition_unit, "blocks");
+  EXPECT_DOUBLE_EQ(p.pipeline->planning_s, 0.0015);
 }
 
 TEST(LowerPlannedPipeline, RecomputedBlocksRerunTheirForward) {

@@ -3,9 +3,8 @@
 #include <algorithm>
 
 #include "core/compute_model.h"
-#include "models/sub_layers.h"
 #include "strategies/layer_tasks.h"
-#include "strategies/tensor/megatron.h"
+#include "strategies/pipeline/stage_workload.h"
 #include "strategies/tensor/tp_layer.h"
 
 namespace stratasim::planners {
@@ -39,12 +38,14 @@ LinkSpec IntraLink(const ServerGroup& g) {
 }  // namespace
 
 Workload PlannerBlocks(const Scenario& s, int tensor, bool sequence_parallel, int micro_batch) {
-  ModelSpec plain = s.model;
-  plain.recompute = Recompute::kNone;
-  plain.recompute_layers = 0;
-  Workload w = BuildWorkload(plain, micro_batch, s.training.precision, s.training.seed);
-  if (tensor > 1) w = TensorParallelShard(w, tensor, sequence_parallel, plain);
-  return SplitSubLayers(w);
+  PipelineShape o;
+  o.t = tensor;
+  o.sp = sequence_parallel;
+  StageWorkloadChoice choice;
+  choice.micro_batch = micro_batch;
+  choice.sub_layers = true;
+  choice.recompute = Recompute::kNone;
+  return PipelineStageWorkload(s, o, choice);
 }
 
 CostProfile ProfileBlocks(const Scenario& s, const Workload& blocks, int tensor,

@@ -37,9 +37,13 @@ void Split(OpCost& op, double t) {
   op.saved_bytes /= t;
 }
 
+// A transformer layer, or one of its halves (models/sub_layers.h): the attention half has the
+// QKV projection, the MLP half its first projection or MoE's router.
 bool IsTransformerLayer(const LayerCost& L) {
   for (const OpCost& op : L.ops) {
-    if (op.name == "qkv") return true;
+    if (op.name == "qkv" || op.name == "mlp_up" || op.name == "gate_up" || op.name == "router") {
+      return true;
+    }
   }
   return false;
 }

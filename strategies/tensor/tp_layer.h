@@ -79,6 +79,8 @@ class TensorLayerEmitter {
 
   // Pipelines each sequence-parallel all-gather and reduce-scatter with its GEMM (above).
   void OverlapCommunication() { overlap_ = true; }
+  // Resizes the tensor-parallel collectives, for micro-batches of another size.
+  void SetCommBytes(double comm_bytes) { comm_bytes_ = comm_bytes; }
 
   // Adds the forward (and the allocation of its saved activations) of `layer` on every rank of
   // every group in `groups`, which run in lock step. last[r] (indexed by rank) is the task rank
