@@ -1,7 +1,16 @@
 # Pipeline and 3D planners of the studied papers (planner.h).
 list(APPEND STRATEGY_SOURCES
   planners/planner.cpp
+  planners/stage_placement.cpp
+  planners/autopipe_sim.cpp
+  planners/autopipe_partition.cpp
+  planners/autopipe.cpp
+  planners/link_load.cpp
+  planners/autopipe_h.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
+  planners/autopipe_sim_test.cpp
+  planners/autopipe_test.cpp
+  planners/autopipe_h_test.cpp
 )
