@@ -1,6 +1,9 @@
 # Pipeline and 3D planners of the studied papers (planner.h).
 list(APPEND STRATEGY_SOURCES
+  planners/lower_plan.cpp
   planners/planner.cpp
+  planners/planner_options.cpp
+  planners/profile.cpp
   planners/stage_placement.cpp
   planners/autopipe_sim.cpp
   planners/autopipe_partition.cpp
@@ -10,6 +13,8 @@ list(APPEND STRATEGY_SOURCES
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
+  planners/lower_plan_test.cpp
+  planners/profile_test.cpp
   planners/autopipe_sim_test.cpp
   planners/autopipe_test.cpp
   planners/autopipe_h_test.cpp
