@@ -10,6 +10,7 @@ list(APPEND STRATEGY_SOURCES
   planners/autopipe.cpp
   planners/link_load.cpp
   planners/autopipe_h.cpp
+  planners/autopipe_strategy.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
