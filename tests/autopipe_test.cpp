@@ -115,6 +115,8 @@ TEST(AutoPipeHPlanned, ContentionAwareMappingBeatsTheNicSharingRankOrder) {
   RecordProperty("chosen_link_s", std::to_string(chosen.busiest.seconds));
   RecordProperty("naive_total_s", std::to_string(naive.Total()));
   RecordProperty("chosen_total_s", std::to_string(chosen.Total()));
+  RecordProperty("mapping", p.notes.at(0));
+  RecordProperty("planning_s", std::to_string(p.planning_seconds));
 }
 
 TEST(AutoPipeHSimulated, TheNaiveMappingLowersAndRuns) {
