@@ -3,6 +3,7 @@
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/planners/autopipe_strategy.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -42,6 +43,16 @@ const Entry kPlanners[] = {
      "{}"},
     {"pro-prophet", PlanProProphet, ProProphetOptions,
      "MoE with Pro-Prophet's planner and block-wise scheduler", "{}"},
+    // The examples keep the slicer and the mapping off until the lowering takes micro-batches
+    // of different sizes and explicit rank mappings.
+    {"autopipe", PlanAutoPipeStrategy, AutoPipeOptions,
+     "AutoPipe: sub-layer partition by a search around the critical stage of a simulated 1F1B, "
+     "micro-batch slicer",
+     "{stages: 4, slicer: false}"},
+    {"autopipe-h", PlanAutoPipeHStrategy, AutoPipeHOptions,
+     "AutoPipe-H: AutoPipe's partitioner on heterogeneous servers, contention-aware device "
+     "mapping",
+     "{stages: 4, slicer: false, mapping: naive}"},
 };
 
 }  // namespace

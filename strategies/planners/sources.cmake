@@ -4,9 +4,19 @@ list(APPEND STRATEGY_SOURCES
   planners/planner.cpp
   planners/planner_options.cpp
   planners/profile.cpp
+  planners/stage_placement.cpp
+  planners/autopipe_sim.cpp
+  planners/autopipe_partition.cpp
+  planners/autopipe.cpp
+  planners/link_load.cpp
+  planners/autopipe_h.cpp
+  planners/autopipe_strategy.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
   planners/lower_plan_test.cpp
   planners/profile_test.cpp
+  planners/autopipe_sim_test.cpp
+  planners/autopipe_test.cpp
+  planners/autopipe_h_test.cpp
 )
