@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "strategies/planners/link_costs.h"
@@ -80,29 +81,37 @@ bool Fits(const MemoryPrefix& mem, const std::vector<std::pair<int, double>>& ca
   return true;
 }
 
-// Seconds for one micro-batch's activation and its gradient across the cut after block `last`
-// from stage `from` to stage `to` (the same replica's, lane index by lane index).
-double CutSeconds(const CostProfile& p, const ClusterView& c, const std::vector<int>& from,
-                  const std::vector<int>& to, int last) {
+// The transfers between stage `from` and stage `to`: the same replica's, lane index by lane index.
+TransferCost CutCost(const ClusterView& c, const std::vector<int>& from,
+                     const std::vector<int>& to) {
   std::vector<std::pair<int, int>> pairs;
   for (size_t k = 0; k < from.size(); ++k) pairs.emplace_back(from[k], to[k]);
-  const double bytes = p.costs[c.devices[from.front()].kind][last].output_bytes;
-  return 2 * TransferSeconds(c, pairs, bytes);
+  return TransferCost(c, pairs);
 }
 
-// Stage s's gradient all-reduce: one ring per tensor index over the stage's replicas.
-double StageAllReduce(const CostProfile& p, const ClusterView& c, const std::vector<int>& gpus,
-                      int tensor, int first, int end, double grad_bytes_per_param) {
+// Seconds for one micro-batch's activation and its gradient across the cut after block `last`.
+double CutSeconds(const CostProfile& p, const TransferCost& cost, int sender_kind, int last) {
+  return 2 * cost.Seconds(p.costs[sender_kind][last].output_bytes);
+}
+
+// A stage's data-parallel groups: one per tensor index over the stage's replicas.
+std::vector<std::vector<int>> DataGroups(const std::vector<int>& gpus, int tensor) {
   const int replicas = static_cast<int>(gpus.size()) / tensor;
-  if (replicas < 2) return 0;
   std::vector<std::vector<int>> groups(tensor);
   for (int r = 0; r < replicas; ++r) {
     for (int x = 0; x < tensor; ++x) groups[x].push_back(gpus[r * tensor + x]);
   }
+  return groups;
+}
+
+// Stage s's gradient all-reduce over its data-parallel groups.
+double StageAllReduce(const CostProfile& p, const ClusterView& c, const std::vector<int>& gpus,
+                      int tensor, int first, int end, double grad_bytes_per_param) {
+  if (static_cast<int>(gpus.size()) / tensor < 2) return 0;
   double params = 0;
   const std::vector<BlockCost>& costs = p.costs[c.devices[gpus.front()].kind];
   for (int i = first; i < end; ++i) params += costs[i].params;
-  return AllReduceSeconds(c, groups, params * grad_bytes_per_param);
+  return AllReduceSeconds(c, DataGroups(gpus, tensor), params * grad_bytes_per_param);
 }
 
 struct Candidate {
@@ -115,25 +124,52 @@ struct Candidate {
   int stages = 0, data = 0, micro_batches = 0;
 };
 
+// What the price of a placement depends on, stage by stage: its GPU kinds, their capacities,
+// its all-reduce (seconds at 0 bytes and per byte) and the transfers to the next stage. Placements
+// with the same price give the same plan, so only the first is planned.
+struct Priced {
+  std::vector<std::vector<int>> kinds;
+  std::vector<std::vector<std::pair<int, double>>> capacities;
+  std::vector<std::pair<double, double>> all_reduce;
+  std::vector<TransferCost> cuts;  // cuts[s]: from stage s - 1 to stage s (cuts[0] unused)
+  std::vector<int> sender_kind;    // the kind of stage s's first GPU
+
+  Priced(const ClusterView& c, const std::vector<std::vector<int>>& gpus, int tensor,
+         double fraction) {
+    const int S = static_cast<int>(gpus.size());
+    cuts.resize(S);
+    for (int s = 0; s < S; ++s) {
+      kinds.push_back(KindsOf(c, gpus[s]));
+      capacities.push_back(Capacities(c, gpus[s], fraction));
+      sender_kind.push_back(c.devices[gpus[s].front()].kind);
+      if (s > 0) cuts[s] = CutCost(c, gpus[s - 1], gpus[s]);
+      const std::vector<std::vector<int>> groups = DataGroups(gpus[s], tensor);
+      const double fixed = AllReduceSeconds(c, groups, 0);
+      all_reduce.emplace_back(fixed, groups.front().size() < 2 ? 0 : 1 / AllReduceBps(c, groups));
+    }
+  }
+  bool operator<(const Priced& o) const {
+    return std::tie(kinds, capacities, all_reduce, cuts, sender_kind) <
+           std::tie(o.kinds, o.capacities, o.all_reduce, o.cuts, o.sender_kind);
+  }
+};
+
 // DAPPLE's dynamic programme over the blocks for one placement: the partition with the smallest
 // pipeline block (largest stage time or cut transfer), each stage fitting in memory with its
 // S - s micro-batches in flight. Empty bounds when none fits.
-std::vector<int> PartitionFor(const CostProfile& p, const ClusterView& c,
+std::vector<int> PartitionFor(const CostProfile& p, const Priced& priced,
                               const std::vector<std::vector<double>>& prefix,
-                              const MemoryPrefix& mem, const std::vector<std::vector<int>>& gpus,
-                              int micro_batches, double fraction) {
-  const int S = static_cast<int>(gpus.size());
+                              const MemoryPrefix& mem, int micro_batches) {
+  const int S = static_cast<int>(priced.kinds.size());
   const int B = p.Blocks();
-  std::vector<std::vector<int>> kinds(S);
-  std::vector<std::vector<std::pair<int, double>>> capacities(S);
-  for (int s = 0; s < S; ++s) {
-    kinds[s] = KindsOf(c, gpus[s]);
-    capacities[s] = Capacities(c, gpus[s], fraction);
-  }
+  const auto& kinds = priced.kinds;
+  const auto& capacities = priced.capacities;
   // cut[s][i]: the transfer between stages s - 1 and s when stage s starts at block i.
   std::vector<std::vector<double>> cut(S, std::vector<double>(B + 1, 0));
   for (int s = 1; s < S; ++s) {
-    for (int i = 1; i < B; ++i) cut[s][i] = CutSeconds(p, c, gpus[s - 1], gpus[s], i - 1);
+    for (int i = 1; i < B; ++i) {
+      cut[s][i] = CutSeconds(p, priced.cuts[s], priced.sender_kind[s - 1], i - 1);
+    }
   }
   // dp[s][j]: the best pipeline block of blocks [0, j) on stages [0, s).
   std::vector<std::vector<double>> dp(S + 1, std::vector<double>(B + 1, kInf));
@@ -296,7 +332,8 @@ double DappleLatency(const CostProfile& p, const ClusterView& c, const std::vect
     beta = std::max(beta, T[s]);
     sum_t += T[s];
     if (s > 0) {
-      const double cut = CutSeconds(p, c, gpus[s - 1], gpus[s], bounds[s] - 1);
+      const double cut = CutSeconds(p, CutCost(c, gpus[s - 1], gpus[s]),
+                                    c.devices[gpus[s - 1].front()].kind, bounds[s] - 1);
       beta = std::max(beta, cut);
       sum_cut += cut;
     }
@@ -332,9 +369,12 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
     if (total_micro_batches % d != 0) continue;
     const int M = total_micro_batches / d;
     bool truncated = false;
+    std::set<Priced> priced;
     for (const Placement& pl : Placements(c, S, d, t, settings.max_placements, truncated)) {
+      auto [it, added] = priced.insert(Priced(c, pl.gpus, t, in.memory_fraction));
+      if (!added) continue;  // priced as a placement already planned
       ++tried;
-      std::vector<int> bounds = PartitionFor(p, c, prefix, mem, pl.gpus, M, in.memory_fraction);
+      std::vector<int> bounds = PartitionFor(p, *it, prefix, mem, M);
       if (bounds.empty()) {
         ++unfit;
         continue;

@@ -48,7 +48,7 @@ struct DappleSettings {
   double grad_bytes_per_param = 2;
   // Bound on the placements tried per stage count (sequences of policies that give different
   // GPU sets); the rest are not tried, and the notes say so.
-  int max_placements = 4096;
+  int max_placements = 512;
 };
 
 // Stage s's GPUs under `policy` when `occupied` (per rank) are taken: `units` tensor groups of

@@ -17,8 +17,7 @@ bool SameServer(const ClusterView& c, const std::vector<int>& ranks) {
 
 }  // namespace
 
-double TransferSeconds(const ClusterView& c, const std::vector<std::pair<int, int>>& pairs,
-                       double bytes) {
+TransferCost::TransferCost(const ClusterView& c, const std::vector<std::pair<int, int>>& pairs) {
   // Cross-server flows per NIC, counting each direction's end: a NIC carries the flows that
   // leave through it and, separately, those that enter.
   std::map<int, int> out, in;
@@ -27,21 +26,32 @@ double TransferSeconds(const ClusterView& c, const std::vector<std::pair<int, in
     ++out[c.devices[a].nic];
     ++in[c.devices[b].nic];
   }
-  double slowest = 0;
   for (const auto& [a, b] : pairs) {
     const ClusterView::Device& from = c.devices[a];
     const ClusterView::Device& to = c.devices[b];
-    double seconds;
     if (from.server == to.server) {
-      seconds = c.intra_latency_s + bytes / c.intra_Bps[from.server];
+      terms_.emplace_back(c.intra_latency_s, 1 / c.intra_Bps[from.server]);
     } else {
       const double bps = std::min(c.nic_Bps[from.nic] / out[from.nic],  //
                                   c.nic_Bps[to.nic] / in[to.nic]);
-      seconds = c.inter_latency_s + bytes / bps;
+      terms_.emplace_back(c.inter_latency_s, 1 / bps);
     }
-    slowest = std::max(slowest, seconds);
+  }
+  std::sort(terms_.begin(), terms_.end());
+  terms_.erase(std::unique(terms_.begin(), terms_.end()), terms_.end());
+}
+
+double TransferCost::Seconds(double bytes) const {
+  double slowest = 0;
+  for (const auto& [latency, per_byte] : terms_) {
+    slowest = std::max(slowest, latency + bytes * per_byte);
   }
   return slowest;
+}
+
+double TransferSeconds(const ClusterView& c, const std::vector<std::pair<int, int>>& pairs,
+                       double bytes) {
+  return TransferCost(c, pairs).Seconds(bytes);
 }
 
 double AllReduceBps(const ClusterView& c, const std::vector<std::vector<int>>& groups) {

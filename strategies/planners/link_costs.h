@@ -18,6 +18,19 @@ namespace stratasim::planners {
 double TransferSeconds(const ClusterView& c, const std::vector<std::pair<int, int>>& pairs,
                        double bytes);
 
+// TransferSeconds of fixed pairs for any size: the flows' distinct (latency, seconds per byte).
+class TransferCost {
+ public:
+  TransferCost() = default;
+  TransferCost(const ClusterView& c, const std::vector<std::pair<int, int>>& pairs);
+  double Seconds(double bytes) const;
+  bool operator<(const TransferCost& o) const { return terms_ < o.terms_; }
+  bool operator==(const TransferCost& o) const { return terms_ == o.terms_; }
+
+ private:
+  std::vector<std::pair<double, double>> terms_;
+};
+
 // Seconds for the concurrent ring all-reduces of `bytes` over each of `groups` (ranks):
 // 2 (n - 1) / n x bytes over the ring's slowest link, plus 2 (n - 1) latencies. A group inside
 // one server uses its GPU-to-GPU bandwidth; a group across servers its members' NICs, each

@@ -73,6 +73,36 @@ class PairPlanner {
       }
       gpus_.push_back(gpus);
     }
+    // What every stage's TPS reads, once: the boundaries' transfer costs, the data groups'
+    // bandwidth, the parameters' prefix sums.
+    cuts_.resize(S_);
+    for (int s = 0; s + 1 < S_; ++s) {
+      std::vector<std::pair<int, int>> pairs;
+      for (size_t k = 0; k < gpus_[s].size(); ++k) pairs.emplace_back(gpus_[s][k], gpus_[s + 1][k]);
+      cuts_[s] = TransferCost(c_, pairs);
+    }
+    for (int s = 0; s < S_; ++s) {
+      std::vector<std::vector<int>> groups(t_);
+      for (int r = 0; r < d_; ++r) {
+        for (int x = 0; x < t_; ++x) groups[x].push_back(Rank(r, s, x));
+      }
+      all_reduce_Bps_.push_back(d_ < 2 ? 0 : AllReduceBps(c_, groups));
+    }
+    for (const std::vector<BlockCost>& costs : p_.costs) prefix_.push_back(PrefixTimes(costs));
+    for (int s = 0; s < S_; ++s) {
+      std::vector<int> kinds;
+      int small = gpus_[s].front();
+      for (int r : gpus_[s]) {
+        kinds.push_back(c_.devices[r].kind);
+        if (c_.devices[r].memory_bytes < c_.devices[small].memory_bytes) small = r;
+      }
+      std::sort(kinds.begin(), kinds.end());
+      kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+      kinds_.push_back(kinds);
+      smallest_.push_back(small);
+    }
+    params_.assign(B_ + 1, 0);
+    for (int i = 0; i < B_; ++i) params_[i + 1] = params_[i] + p_.costs[0][i].params;
   }
 
   PairPlan Plan() {
@@ -122,23 +152,15 @@ class PairPlanner {
   // Seconds per sample of one micro-batch's boundary tensor and its gradient between stages s
   // and s + 1, for every replica's lanes at once.
   double BoundaryPerSample(int s, int last_block) const {
-    std::vector<std::pair<int, int>> pairs;
-    for (size_t k = 0; k < gpus_[s].size(); ++k) pairs.emplace_back(gpus_[s][k], gpus_[s + 1][k]);
     const double bytes = p_.costs[c_.devices[gpus_[s].front()].kind][last_block].output_bytes;
-    return 2 * TransferSeconds(c_, pairs, bytes) / (static_cast<double>(d_) * p_.micro_batch);
+    return 2 * cuts_[s].Seconds(bytes) / (static_cast<double>(d_) * p_.micro_batch);
   }
 
   // Piper's all-reduce term per sample: 4 (d - 1) w / (d N) over the data groups' bandwidth.
   double AllReducePerSample(int s, int first, int end) const {
     if (d_ < 2) return 0;
-    std::vector<std::vector<int>> groups(t_);
-    for (int r = 0; r < d_; ++r) {
-      for (int x = 0; x < t_; ++x) groups[x].push_back(Rank(r, s, x));
-    }
-    double params = 0;
-    for (int i = first; i < end; ++i) params += p_.costs[0][i].params;
-    const double w = params * in_.grad_bytes_per_param;
-    return 4.0 * (d_ - 1) * w / (d_ * samples_) / AllReduceBps(c_, groups);
+    const double w = (params_[end] - params_[first]) * in_.grad_bytes_per_param;
+    return 4.0 * (d_ - 1) * w / (d_ * samples_) / all_reduce_Bps_[s];
   }
 
   // Stage s = blocks [first, end): its seconds per sample with the knapsack's recomputation
@@ -149,27 +171,23 @@ class PairPlanner {
     if (s < S_ - 1) comm += BoundaryPerSample(s, end - 1);
     const double per_sample = 1.0 / (static_cast<double>(d_) * p_.micro_batch);
     // The stage's kinds: time on the slowest, memory on the smallest.
-    int small = gpus_[s].front();
     double slowest_plain = 0;
-    for (int r : gpus_[s]) {
-      if (c_.devices[r].memory_bytes < c_.devices[small].memory_bytes) small = r;
-      slowest_plain =
-          std::max(slowest_plain, RangeSeconds(p_.costs[c_.devices[r].kind], first, end));
-    }
+    for (int k : kinds_[s])
+      slowest_plain = std::max(slowest_plain, prefix_[k][end] - prefix_[k][first]);
     if (slowest_plain * per_sample + comm >= bound) return kInf;  // recomputation only adds
     const int in_flight = std::min(S_ - s, M_);
-    stage = PiperKnapsack(p_, c_.devices[small].kind, first, end, in_flight,
-                          in_.memory_fraction * c_.devices[small].memory_bytes);
+    const ClusterView::Device& small = c_.devices[smallest_[s]];
+    stage = PiperKnapsack(p_, small.kind, first, end, in_flight,
+                          in_.memory_fraction * small.memory_bytes);
     if (!stage.fits) return kInf;
-    std::vector<bool> recompute(static_cast<size_t>(B_), false);
-    for (int i = first; i < end; ++i) recompute[i] = stage.recompute[i - first];
-    double seconds = 0;
-    for (int r : gpus_[s]) {
-      seconds =
-          std::max(seconds, RangeSeconds(p_.costs[c_.devices[r].kind], first, end, recompute));
+    if (kinds_[s].size() > 1) {
+      std::vector<bool> recompute(static_cast<size_t>(B_), false);
+      for (int i = first; i < end; ++i) recompute[i] = stage.recompute[i - first];
+      for (int k : kinds_[s]) {
+        stage.seconds = std::max(stage.seconds, RangeSeconds(p_.costs[k], first, end, recompute));
+      }
     }
-    stage.seconds = seconds;
-    return seconds * per_sample + comm;
+    return stage.seconds * per_sample + comm;
   }
 
   const PiperInput& in_;
@@ -177,7 +195,13 @@ class PairPlanner {
   const ClusterView& c_;
   const int t_, d_, S_, M_, B_;
   const double samples_;
-  std::vector<std::vector<int>> gpus_;  // per stage
+  std::vector<std::vector<int>> gpus_;       // per stage
+  std::vector<TransferCost> cuts_;           // cuts_[s]: from stage s to stage s + 1
+  std::vector<double> all_reduce_Bps_;       // per stage
+  std::vector<double> params_;               // prefix sums over the blocks
+  std::vector<std::vector<double>> prefix_;  // per kind: PrefixTimes
+  std::vector<std::vector<int>> kinds_;      // per stage: its GPUs' kinds
+  std::vector<int> smallest_;                // per stage: its GPU with the least memory
 };
 
 }  // namespace
