@@ -1,12 +1,17 @@
 # Pipeline and 3D planners of the studied papers (planner.h).
 list(APPEND STRATEGY_SOURCES
+  planners/lower_plan.cpp
   planners/planner.cpp
+  planners/planner_options.cpp
+  planners/profile.cpp
   planners/link_costs.cpp
   planners/dapple.cpp
   planners/piper.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
+  planners/lower_plan_test.cpp
+  planners/profile_test.cpp
   planners/link_costs_test.cpp
   planners/dapple_test.cpp
   planners/piper_test.cpp
