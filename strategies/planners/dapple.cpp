@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "core/error.h"
+#include "strategies/parallel_layout.h"
 #include "strategies/planners/link_costs.h"
 
 namespace stratasim::planners {
@@ -251,6 +253,44 @@ std::string Ms(double seconds) {
 
 }  // namespace
 
+std::vector<std::vector<int>> OrderLayout(int stages, int tensor, int data,
+                                          const std::string& order) {
+  ParallelLayout layout;
+  layout.tensor = tensor;
+  layout.stages = stages;
+  layout.data = data;
+  layout.order = order;
+  std::vector<std::vector<int>> gpus(stages);
+  for (int s = 0; s < stages; ++s) {
+    for (int r = 0; r < data; ++r) {
+      for (int x = 0; x < tensor; ++x) gpus[s].push_back(layout.Rank(r, s, x));
+    }
+  }
+  return gpus;
+}
+
+std::string TakeRankOrder(PlannedPipeline& plan) {
+  if (plan.ranks.empty()) return "tpd";
+  for (const std::string& order : ParallelLayout::Orders()) {
+    const std::vector<std::vector<int>> gpus =
+        OrderLayout(plan.stages, plan.tensor, plan.data, order);
+    bool same = true;
+    for (int r = 0; same && r < plan.data; ++r) {
+      for (int st = 0; same && st < plan.stages; ++st) {
+        for (int x = 0; same && x < plan.tensor; ++x) {
+          same =
+              plan.ranks[(r * plan.stages + st) * plan.tensor + x] == gpus[st][r * plan.tensor + x];
+        }
+      }
+    }
+    if (same) {
+      plan.ranks.clear();
+      return order;
+    }
+  }
+  return "tpd";
+}
+
 const char* DapplePolicyName(DapplePolicy p) {
   switch (p) {
     case DapplePolicy::kFreshFirst:
@@ -361,7 +401,7 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
   const MemoryPrefix mem(p);
 
   Candidate best;
-  int tried = 0, unfit = 0;
+  int tried = 0, unfit = 0, not_lowerable = 0;
   std::vector<std::string> truncated_at;
   for (int S = 2; S <= B; ++S) {
     if (settings.choose_stages ? G % (S * t) != 0 : S != in.stages) continue;
@@ -369,10 +409,23 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
     if (total_micro_batches % d != 0) continue;
     const int M = total_micro_batches / d;
     bool truncated = false;
+    // The rank orders' layouts by price: a placement priced as one of them is planned as it.
+    std::map<Priced, std::vector<std::vector<int>>> orders;
+    for (const std::string& order : ParallelLayout::Orders()) {
+      std::vector<std::vector<int>> gpus = OrderLayout(S, t, d, order);
+      orders.emplace(Priced(c, gpus, t, in.memory_fraction), std::move(gpus));
+    }
     std::set<Priced> priced;
-    for (const Placement& pl : Placements(c, S, d, t, settings.max_placements, truncated)) {
+    for (Placement pl : Placements(c, S, d, t, settings.max_placements, truncated)) {
       auto [it, added] = priced.insert(Priced(c, pl.gpus, t, in.memory_fraction));
       if (!added) continue;  // priced as a placement already planned
+      const auto same = orders.find(*it);
+      if (same != orders.end()) {
+        pl.gpus = same->second;
+      } else if (settings.rank_orders_only) {
+        ++not_lowerable;
+        continue;
+      }
       ++tried;
       std::vector<int> bounds = PartitionFor(p, *it, prefix, mem, M);
       if (bounds.empty()) {
@@ -397,7 +450,10 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
   if (best.bounds.empty()) {
     throw Error("dapple: no plan fits: " + std::to_string(tried) +
                 " candidates (stage counts x placements) tried, " + std::to_string(unfit) +
-                " of them out of memory");
+                " of them out of memory" +
+                (not_lowerable > 0 ? ", " + std::to_string(not_lowerable) +
+                                         " placements not laid out by a rank order"
+                                   : ""));
   }
 
   PlannedPipeline out;
@@ -430,6 +486,10 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
                       " (DAPPLE's latency estimate with the cluster's bandwidths)");
   out.notes.push_back("dapple: " + std::to_string(tried) + " candidates scored, " +
                       std::to_string(unfit) + " out of memory");
+  if (not_lowerable > 0) {
+    out.notes.push_back("dapple: " + std::to_string(not_lowerable) +
+                        " placements not tried: no rank order lays the GPUs out that way");
+  }
   if (!truncated_at.empty()) {
     out.notes.push_back("dapple: placements cut at " + std::to_string(settings.max_placements) +
                         " for stage counts " + Join(truncated_at, ","));

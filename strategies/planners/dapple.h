@@ -49,7 +49,17 @@ struct DappleSettings {
   // Bound on the placements tried per stage count (sequences of policies that give different
   // GPU sets); the rest are not tried, and the notes say so.
   int max_placements = 512;
+  // Try only placements priced the same as a rank order's layout (strategies/parallel_layout.h),
+  // planned as that layout: the pipeline lowering cannot yet take an explicit stage-to-GPU
+  // mapping, only a rank order. A placement priced as a rank order's layout is planned as it
+  // whether or not this is set.
+  bool rank_orders_only = false;
 };
+
+// The GPUs of each stage (replica-major, tensor index fastest) when the ranks are numbered in
+// `order` (ParallelLayout).
+std::vector<std::vector<int>> OrderLayout(int stages, int tensor, int data,
+                                          const std::string& order);
 
 // Stage s's GPUs under `policy` when `occupied` (per rank) are taken: `units` tensor groups of
 // `unit` consecutive ranks each, in the order the policy takes them. Marks them occupied. Empty
@@ -63,6 +73,11 @@ std::vector<int> DapplePlace(const ClusterView& c, std::vector<bool>& occupied, 
 double DappleLatency(const CostProfile& p, const ClusterView& c, const std::vector<int>& bounds,
                      const std::vector<std::vector<int>>& gpus, int tensor, int micro_batches,
                      double grad_bytes_per_param, std::vector<double>* stage_seconds = nullptr);
+
+// The rank order (ParallelLayout) whose layout is plan.ranks, which it clears; "tpd" when the
+// plan has no mapping. When no order lays the ranks out so, it returns "tpd" and leaves them
+// (the lowering then refuses the explicit mapping).
+std::string TakeRankOrder(PlannedPipeline& plan);
 
 // Plans `in` (its profile, cluster, tensor degree, micro-batches of the global batch:
 // in.micro_batches x in.data). Throws stratasim::Error when no candidate fits in memory.

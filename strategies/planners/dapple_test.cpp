@@ -69,6 +69,38 @@ TEST(Dapple, PoliciesTakeFreshServersUsedServersOrEveryServerInTurn) {
   EXPECT_TRUE(DapplePlace(c, occ, 8, 1, DapplePolicy::kFreshFirst).empty());
 }
 
+TEST(Dapple, RankOrdersLayOutPlacementsTheLoweringTakes) {
+  // 2 stages of 4 replicas: tdp puts stage 0 on GPUs 0-3, tpd on 0, 2, 4, 6.
+  EXPECT_EQ(OrderLayout(2, 1, 4, "tdp"),
+            (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(OrderLayout(2, 1, 4, "tpd"),
+            (std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  PlannedPipeline plan;
+  plan.stages = 2;
+  plan.data = 4;
+  plan.ranks = {0, 4, 1, 5, 2, 6, 3, 7};
+  EXPECT_EQ(TakeRankOrder(plan), "tdp");
+  EXPECT_TRUE(plan.ranks.empty());
+  plan.ranks = {0, 4, 1, 5, 2, 6, 7, 3};  // no order numbers the GPUs so
+  EXPECT_EQ(TakeRankOrder(plan), "tpd");
+  EXPECT_EQ(plan.ranks.size(), 8u);
+}
+
+TEST(Dapple, PlansOnlyRankOrdersWhenAskedAndSaysSo) {
+  // 2 servers x 4 GPUs, 2 stages x 4 replicas, heavy boundaries: the best placement (each
+  // replica's stages on one server) is priced as tpd's layout and planned as it.
+  DappleSettings settings;
+  settings.choose_stages = false;
+  settings.rank_orders_only = true;
+  PlannerInput in = Input(Profile({1, 1, 1, 1}, 1, 0, 1000), Servers(2), 2, 4, 4);
+  PlannedPipeline plan = PlanDapple(in, settings);
+  EXPECT_EQ(TakeRankOrder(plan), "tpd");
+  bool said = false;
+  for (const std::string& n : plan.notes)
+    said |= n.find("placements not tried") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Dapple, LatencyIsWarmupSteadyCutsAndExposedAllReduce) {
   // One GPU per stage: stages of 3 s and 6 s per micro-batch, a 100 B boundary at 100 B/s.
   const CostProfile p = Profile({1, 2}, 1, 0, 100);

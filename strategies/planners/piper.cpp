@@ -296,6 +296,7 @@ PlannedPipeline PlanPiper(const PiperInput& in) {
     const int t = p.tensor;
     for (int d = 1; t * d <= G; ++d) {
       if (G % (t * d) != 0 || in.global_micro_batches % d != 0) continue;
+      if (in.data > 0 && d != in.data) continue;
       const int S = G / (t * d);
       if (S < in.min_stages || S > p.Blocks()) continue;
       PairPlan plan = PairPlanner(in, p, d).Plan();

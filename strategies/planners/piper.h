@@ -43,6 +43,7 @@ struct PiperInput {
   double memory_fraction = 1;
   double grad_bytes_per_param = 2;  // bytes per parameter of the gradients all-reduced
   int min_stages = 2;               // the fewest stages a plan may have
+  int data = 0;                     // the only data degree tried; 0: every one
 };
 
 // A stage's recomputation as the knapsack chose it.

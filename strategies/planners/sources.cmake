@@ -7,6 +7,7 @@ list(APPEND STRATEGY_SOURCES
   planners/link_costs.cpp
   planners/dapple.cpp
   planners/piper.cpp
+  planners/baselines.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
@@ -15,4 +16,5 @@ list(APPEND STRATEGY_TESTS
   planners/link_costs_test.cpp
   planners/dapple_test.cpp
   planners/piper_test.cpp
+  planners/baselines_test.cpp
 )
