@@ -4,6 +4,7 @@
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/planners/autopipe_strategy.h"
+#include "strategies/planners/baselines.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -35,6 +36,14 @@ const Entry kPlanners[] = {
      "pipeline parallel: GPipe, 1F1B, interleaved, PipeDream-2BW", "{stages: 2}"},
     {"3d", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(true); },
      "Megatron-LM 3D: data x tensor x pipeline", "{tensor: 2, stages: 2, data: 2}"},
+    {"dapple", planners::PlanDappleStrategy, planners::DappleOptions,
+     "DAPPLE's planner (PPoPP'21): partition and placement policies scored by its latency model, "
+     "early-backward (1F1B) schedule",
+     "{stages: 2}"},
+    {"piper", planners::PlanPiperStrategy, planners::PiperOptions,
+     "Piper's planner (NeurIPS'21): DP over stages with tensor/data degrees and knapsack "
+     "recomputation under memory",
+     "{stages: 2}"},
     {"deepspeed-moe", PlanDeepSpeedMoe, DeepSpeedMoeOptions,
      "expert parallel MoE, DeepSpeed-MoE's capacity gate", "{}"},
     {"fastermoe", PlanFasterMoe, FasterMoeOptions,

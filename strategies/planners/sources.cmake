@@ -11,6 +11,10 @@ list(APPEND STRATEGY_SOURCES
   planners/link_load.cpp
   planners/autopipe_h.cpp
   planners/autopipe_strategy.cpp
+  planners/link_costs.cpp
+  planners/dapple.cpp
+  planners/piper.cpp
+  planners/baselines.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
@@ -19,4 +23,8 @@ list(APPEND STRATEGY_TESTS
   planners/autopipe_sim_test.cpp
   planners/autopipe_test.cpp
   planners/autopipe_h_test.cpp
+  planners/link_costs_test.cpp
+  planners/dapple_test.cpp
+  planners/piper_test.cpp
+  planners/baselines_test.cpp
 )
