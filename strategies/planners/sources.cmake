@@ -5,3 +5,14 @@ list(APPEND STRATEGY_SOURCES
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
 )
+# HPH (CLUSTER'22): topology designer, speed-weighted partition, recomputation where memory overflows.
+list(APPEND STRATEGY_SOURCES
+  planners/hph.cpp
+  planners/hph_partition.cpp
+  planners/hph_topology.cpp
+)
+list(APPEND STRATEGY_TESTS
+  planners/hph_test.cpp
+  planners/hph_partition_test.cpp
+  planners/hph_topology_test.cpp
+)
