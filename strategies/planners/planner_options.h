@@ -10,8 +10,9 @@
 namespace stratasim::planners {
 
 // stages (>= 2), tensor (default 1), data (derived: GPUs / (tensor x stages)), micro_batches
-// (derived from global_batch), sequence_parallel, scatter_gather, dp_overlap, bucket_size.
-OptionSpecs PlannerOptions();
+// (derived from global_batch), sequence_parallel, scatter_gather, dp_overlap, bucket_size. A
+// planner declares its options as static const OptionSpecs o = Join(PlannerOptions(), {...}).
+const OptionSpecs& PlannerOptions();
 
 // Reads and checks the options PlannerOptions() declares: the shape the lowering takes for what
 // the plan does not decide (schedule 1f1b, partition empty) and the degrees for the profile.
