@@ -3,6 +3,7 @@
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/planners/hph_strategy.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -42,6 +43,9 @@ const Entry kPlanners[] = {
      "{}"},
     {"pro-prophet", PlanProProphet, ProProphetOptions,
      "MoE with Pro-Prophet's planner and block-wise scheduler", "{}"},
+    {"hph", PlanHphStrategy, HphOptions,
+     "HPH: topology designer, speed-weighted partition, recomputation where memory overflows",
+     "{stages: 2}"},
 };
 
 }  // namespace

@@ -63,11 +63,11 @@ std::vector<std::string> Notes(const PlannerInput& in, const HphSettings& settin
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const StagePartition& p = c.split;
   std::vector<std::string> notes;
-  notes.push_back(std::string("hph: ") +
-                  (settings.topology ? "designer's layout" : "default layout") + ", stages on " +
-                  StageKindsText(in.profile, c.layout.stage_kind) + "; each stage's " +
-                  std::to_string(in.data * in.tensor) + " GPUs within at most " +
-                  std::to_string(ServersPerStage(in, c.layout.ranks)) + " server(s)");
+  notes.push_back(
+      std::string("hph: ") + (c.layout.default_order ? "default layout" : "designer's layout") +
+      ", stages on " + StageKindsText(in.profile, c.layout.stage_kind) + "; each stage's " +
+      std::to_string(in.data * in.tensor) + " GPUs within at most " +
+      std::to_string(ServersPerStage(in, c.layout.ranks)) + " server(s)");
   notes.push_back(std::string("hph: ") + (settings.speed_weighted ? "speed-weighted" : "even") +
                   " partition " + PartitionText(p.bounds) +
                   " blocks; predicted stage times per micro-batch " +
@@ -96,6 +96,14 @@ PlannedPipeline PlanHph(const PlannerInput& in, const HphSettings& settings) {
   std::vector<StageLayout> layouts =
       settings.topology ? DesignLayouts(in)
                         : std::vector<StageLayout>{DefaultLayout(in, settings.rank_order)};
+  size_t unnumbered = 0;
+  if (settings.topology && !settings.explicit_ranks) {
+    const auto no_order = [&](const StageLayout& l) { return RankOrderOf(in, l.ranks).empty(); };
+    const auto end = std::remove_if(layouts.begin(), layouts.end(), no_order);
+    unnumbered = layouts.end() - end;
+    layouts.erase(end, layouts.end());
+    if (layouts.empty()) layouts.push_back(DefaultLayout(in, settings.rank_order));
+  }
   std::vector<Candidate> fitting;
   for (StageLayout& layout : layouts) {
     const std::vector<int> balance =
@@ -124,7 +132,7 @@ PlannedPipeline PlanHph(const PlannerInput& in, const HphSettings& settings) {
   out.tensor = in.tensor;
   out.data = in.data;
   out.bounds = best.split.bounds;
-  if (settings.topology) out.ranks = best.layout.ranks;
+  if (!best.layout.default_order) out.ranks = best.layout.ranks;
   const bool recomputes = std::find(best.split.recompute.begin(), best.split.recompute.end(),
                                     true) != best.split.recompute.end();
   if (recomputes) out.recompute = best.split.recompute;
@@ -133,6 +141,11 @@ PlannedPipeline PlanHph(const PlannerInput& in, const HphSettings& settings) {
   out.stage_seconds = best.split.stage_seconds;
   out.predicted_seconds = best.predicted;
   out.notes = Notes(in, settings, best, layouts.size());
+  if (unnumbered > 0) {
+    out.notes.push_back("hph: " + std::to_string(unnumbered) +
+                        " designed layout(s) left out: no rank order numbers them and explicit "
+                        "mappings are off");
+  }
   out.planning_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.notes.push_back("hph: planned in " + Fixed(out.planning_seconds * 1e3, 2) + " ms");

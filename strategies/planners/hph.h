@@ -24,6 +24,9 @@ struct HphSettings {
   // designer's layout, for comparison.
   bool topology = true;
   std::string rank_order = "tpd";
+  // false: only the designer's layouts that a rank order numbers (RankOrderOf, hph_topology.h),
+  // for a lowering that takes no explicit stage-to-GPU mapping; the default layout when none is.
+  bool explicit_ranks = true;
   // false: the blocks balanced as if every stage had the cluster's first GPU kind (a speed-blind
   // split), for comparison.
   bool speed_weighted = true;

@@ -83,6 +83,20 @@ TEST(Hph, RecomputesOnlyOnTheStageThatWouldOverflowAndSchedulesItIntoTheBubbles)
             0u);
 }
 
+TEST(Hph, WithoutExplicitMappingsOnlyLayoutsARankOrderNumbersArePlanned) {
+  HphSettings s;
+  s.explicit_ranks = false;
+  const PlannedPipeline p = PlanHph(Mixed(), s);
+  // The fast-first layout puts stage 0 on GPUs 4-7, which no rank order does; slow-first is
+  // "tdp" (stage 0 on GPUs 0-3), balanced on the kinds in that order.
+  EXPECT_EQ(p.ranks, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(p.bounds, (std::vector<int>{0, 4, 12}));
+  EXPECT_EQ(p.notes.back().rfind("hph: planned in ", 0), 0u);
+  EXPECT_EQ(p.notes[p.notes.size() - 2],
+            "hph: 1 designed layout(s) left out: no rank order numbers them and explicit "
+            "mappings are off");
+}
+
 TEST(Hph, APlanThatDoesNotFitIsNeverChosen) {
   // Every stage of every layout overflows 100 B.
   const PlannerInput in = Input(TwoKindProfile(8, 2), Servers({0, 1}, {100, 100}, 1), 2, 1, 1, 4);

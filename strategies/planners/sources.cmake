@@ -14,10 +14,12 @@ list(APPEND STRATEGY_TESTS
 list(APPEND STRATEGY_SOURCES
   planners/hph.cpp
   planners/hph_partition.cpp
+  planners/hph_strategy.cpp
   planners/hph_topology.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/hph_test.cpp
   planners/hph_partition_test.cpp
+  planners/hph_strategy_test.cpp
   planners/hph_topology_test.cpp
 )
