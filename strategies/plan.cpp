@@ -5,6 +5,7 @@
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/planners/autopipe_strategy.h"
 #include "strategies/planners/baselines.h"
+#include "strategies/planners/hph_strategy.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -62,6 +63,9 @@ const Entry kPlanners[] = {
      "AutoPipe-H: AutoPipe's partitioner on heterogeneous servers, contention-aware device "
      "mapping",
      "{stages: 4, slicer: false, mapping: naive}"},
+    {"hph", PlanHphStrategy, HphOptions,
+     "HPH: topology designer, speed-weighted partition, recomputation where memory overflows",
+     "{stages: 2}"},
 };
 
 }  // namespace

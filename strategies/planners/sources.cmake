@@ -28,3 +28,16 @@ list(APPEND STRATEGY_TESTS
   planners/piper_test.cpp
   planners/baselines_test.cpp
 )
+# HPH (CLUSTER'22): topology designer, speed-weighted partition, recomputation where memory overflows.
+list(APPEND STRATEGY_SOURCES
+  planners/hph.cpp
+  planners/hph_partition.cpp
+  planners/hph_strategy.cpp
+  planners/hph_topology.cpp
+)
+list(APPEND STRATEGY_TESTS
+  planners/hph_test.cpp
+  planners/hph_partition_test.cpp
+  planners/hph_strategy_test.cpp
+  planners/hph_topology_test.cpp
+)
