@@ -4,10 +4,12 @@ list(APPEND STRATEGY_SOURCES
   pipeline/pipeline.cpp
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
+  pipeline/merak_schedule.cpp
 )
 list(APPEND STRATEGY_TESTS
   pipeline/context_parallel_test.cpp
   pipeline/pipeline_test.cpp
   pipeline/pipeline_lowering_test.cpp
   pipeline/three_d_test.cpp
+  pipeline/merak_schedule_test.cpp
 )
