@@ -2,10 +2,15 @@
 
 namespace stratasim {
 
-void ApplyRecompute(Workload& w, Recompute mode, int max_layers) {
+namespace {
+
+// Recomputes layer i when chosen(i, recomputable layers so far) says so.
+template <typename Chosen>
+void Apply(Workload& w, Recompute mode, Chosen chosen) {
   w.recompute = mode;
   int done = 0;
-  for (LayerCost& L : w.layers) {
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    LayerCost& L = w.layers[i];
     double saved = 0, core = 0;
     for (OpCost& op : L.ops) {
       op.recomputed = false;
@@ -14,8 +19,7 @@ void ApplyRecompute(Workload& w, Recompute mode, int max_layers) {
     }
     L.activation_bytes = saved;
     L.recomputed_bytes = 0;
-    const bool applies =
-        L.recomputable && mode != Recompute::kNone && (max_layers <= 0 || done < max_layers);
+    const bool applies = L.recomputable && mode != Recompute::kNone && chosen(i, done);
     if (!applies) continue;
     ++done;
     if (mode == Recompute::kFull) {
@@ -30,6 +34,16 @@ void ApplyRecompute(Workload& w, Recompute mode, int max_layers) {
       L.recomputed_bytes = core;
     }
   }
+}
+
+}  // namespace
+
+void ApplyRecompute(Workload& w, Recompute mode, int max_layers) {
+  Apply(w, mode, [max_layers](size_t, int done) { return max_layers <= 0 || done < max_layers; });
+}
+
+void ApplyRecompute(Workload& w, Recompute mode, const std::vector<bool>& layers) {
+  Apply(w, mode, [&layers](size_t i, int) { return i < layers.size() && layers[i]; });
 }
 
 }  // namespace stratasim

@@ -15,6 +15,8 @@
 #ifndef STRATASIM_MODELS_RECOMPUTE_H_
 #define STRATASIM_MODELS_RECOMPUTE_H_
 
+#include <vector>
+
 #include "core/scenario.h"
 #include "models/workload.h"
 
@@ -23,6 +25,9 @@ namespace stratasim {
 // Sets each layer's activation_bytes, recomputed_bytes and its ops' `recomputed` flags for
 // `mode`, applied to the first `max_layers` recomputable layers (0: all of them).
 void ApplyRecompute(Workload& w, Recompute mode, int max_layers = 0);
+// The same for the layers `layers` flags (by index in w.layers; the recomputable ones only): a
+// planner's per-block choice. The others keep all their activations.
+void ApplyRecompute(Workload& w, Recompute mode, const std::vector<bool>& layers);
 
 }  // namespace stratasim
 

@@ -1,10 +1,8 @@
 #include "strategies/layer_tasks.h"
 
 namespace stratasim {
-namespace {
-
-Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype,
-            const KernelCost& cost, Phase phase) {
+Task KernelTask(const TaskPlace& at, const std::string& name, OpKind op, DType dtype,
+                const KernelCost& cost, Phase phase) {
   Task t;
   t.kind = TaskKind::kCompute;
   t.rank = at.rank;
@@ -20,6 +18,8 @@ Task Kernel(const TaskPlace& at, const std::string& name, OpKind op, DType dtype
   t.causal = cost.causal;
   return t;
 }
+
+namespace {
 
 // Adds `t` after `last` (if >= 0) and returns its id.
 TaskId Chain(TaskGraph& g, Task t, TaskId last) {
@@ -48,8 +48,8 @@ TaskId AddForward(TaskGraph& g, const LayerCost& layer, DType dtype, const TaskP
   for (const OpCost& op : layer.ops) {
     if (op.forward.empty()) continue;  // a backward-only kernel (FP8's gradient cast)
     last = Chain(g,
-                 Kernel(at, layer.name + "/" + op.name + "/fwd", op.kind, dtype, op.forward,
-                        Phase::kForward),
+                 KernelTask(at, layer.name + "/" + op.name + "/fwd", op.kind, dtype, op.forward,
+                            Phase::kForward),
                  last);
   }
   if (layer.activation_bytes > 0) {
@@ -67,20 +67,21 @@ TaskId AddBackward(TaskGraph& g, const LayerCost& layer, DType dtype, const Task
   for (const OpCost& op : layer.ops) {
     if (!op.recomputed || op.forward.empty()) continue;
     last = Chain(g,
-                 Kernel(at, layer.name + "/" + op.name + "/recompute", op.kind, dtype, op.forward,
-                        Phase::kRecompute),
+                 KernelTask(at, layer.name + "/" + op.name + "/recompute", op.kind, dtype,
+                            op.forward, Phase::kRecompute),
                  last);
   }
   for (auto op = layer.ops.rbegin(); op != layer.ops.rend(); ++op) {
     const std::string name = layer.name + "/" + op->name;
     if (!op->backward_input.empty()) {
-      last =
-          Chain(g, Kernel(at, name + "/bwd", op->kind, dtype, op->backward_input, Phase::kBackward),
-                last);
+      last = Chain(
+          g, KernelTask(at, name + "/bwd", op->kind, dtype, op->backward_input, Phase::kBackward),
+          last);
     }
     if (!op->backward_weight.empty()) {
       last = Chain(
-          g, Kernel(at, name + "/wgrad", op->kind, dtype, op->backward_weight, Phase::kBackward),
+          g,
+          KernelTask(at, name + "/wgrad", op->kind, dtype, op->backward_weight, Phase::kBackward),
           last);
     }
   }

@@ -19,6 +19,11 @@ struct TaskPlace {
   std::string prefix;  // e.g. "mb0/" for micro-batch 0
 };
 
+// The compute task of one kernel `cost` of an op of kind `op` (in `dtype` unless the kernel has
+// its own, as an FP8 GEMM does), named prefix + name.
+Task KernelTask(const TaskPlace& at, const std::string& name, OpKind op, DType dtype,
+                const KernelCost& cost, Phase phase);
+
 // Adds the forward kernels of `layer` in order, the first depending on `after` (if >= 0), and
 // then allocates the layer's saved activations (category "activations"). Returns the id of the
 // last kernel.

@@ -30,9 +30,9 @@ Recompute ParseRecompute(const std::string& word, OptionReader& opt) {
                                   "or one per stage separated by commas)");
 }
 
-Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& opt) {
-  const bool three_d = spec.kind == "3d";
-  const TrainingSpec& tr = s.training;
+}  // namespace
+
+PipelineShape ReadPipelineDegrees(const Scenario& s, OptionReader& opt, bool three_d) {
   const int gpus = s.cluster.NumGpus();
   Options o;
   o.p = opt.Int("stages");
@@ -76,7 +76,28 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
     }
     o.optimizer = ReadDataParallelOptimizer(opt);
   }
+  return o;
+}
 
+int ReadMicroBatches(const Scenario& s, OptionReader& opt, int data) {
+  const TrainingSpec& tr = s.training;
+  const int m = opt.Int("micro_batches", 0);
+  if (m > 0) return m;
+  const long per = static_cast<long>(tr.micro_batch) * data;
+  if (tr.global_batch % per != 0) {
+    throw opt.Fail("micro_batches",
+                   "default micro_batches = global_batch / (micro_batch x data-parallel "
+                   "degree) = " +
+                       std::to_string(tr.global_batch) + " / (" + Str(tr.micro_batch) + " x " +
+                       Str(data) + ") is not an integer");
+  }
+  return static_cast<int>(tr.global_batch / per);
+}
+
+namespace {
+
+Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& opt) {
+  Options o = ReadPipelineDegrees(s, opt, spec.kind == "3d");
   o.schedule = opt.Choice("schedule");
   if (o.schedule == "interleaved") {
     o.v = opt.Int("virtual_stages");
@@ -87,18 +108,7 @@ Options ReadOptions(const Scenario& s, const StrategySpec& spec, OptionReader& o
     throw opt.Fail("distributed_optimizer",
                    "does not apply to schedule pipedream_2bw, whose stages step without a flush");
   }
-  o.m = opt.Int("micro_batches", 0);
-  if (o.m == 0) {
-    const long per = static_cast<long>(tr.micro_batch) * o.d;
-    if (tr.global_batch % per != 0) {
-      throw opt.Fail("micro_batches",
-                     "default micro_batches = global_batch / (micro_batch x data-parallel "
-                     "degree) = " +
-                         std::to_string(tr.global_batch) + " / (" + Str(tr.micro_batch) + " x " +
-                         Str(o.d) + ") is not an integer");
-    }
-    o.m = static_cast<int>(tr.global_batch / per);
-  }
+  o.m = ReadMicroBatches(s, opt, o.d);
   if (o.schedule == "interleaved" && o.m % o.p != 0) {
     throw opt.Fail("micro_batches", "interleaved needs micro_batches (" + Str(o.m) +
                                         ") to be a multiple of stages (" + Str(o.p) +

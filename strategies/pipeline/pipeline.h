@@ -53,6 +53,16 @@ Plan PlanPipeline(const Scenario& s, const StrategySpec& spec);
 // The options of kind "pipeline", or of kind "3d" when `three_d`.
 const OptionSpecs& PipelineOptions(bool three_d);
 
+// Reads and checks the degrees and the settings every pipelined plan shares, as kinds pipeline
+// and 3d declare them (PipelineOptions): stages, tensor, data (and context, the training-stack
+// options for `three_d`), rank_order, sequence_parallel, scatter_gather, dp_overlap,
+// bucket_size. The schedule, micro-batches and partition are left to the caller.
+struct PipelineShape;
+PipelineShape ReadPipelineDegrees(const Scenario& s, OptionReader& opt, bool three_d);
+// Option micro_batches, or by default global_batch / (micro_batch x data) (an error when that is
+// not an integer).
+int ReadMicroBatches(const Scenario& s, OptionReader& opt, int data);
+
 // One step of a stage's schedule: the forward or backward of micro-batch `micro_batch` through
 // the stage's model chunk `chunk` (0 <= chunk < v; global chunk chunk * p + stage).
 struct PipelineOp {
