@@ -3,6 +3,7 @@
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/planners/merak.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -42,6 +43,9 @@ const Entry kPlanners[] = {
      "{}"},
     {"pro-prophet", PlanProProphet, ProProphetOptions,
      "MoE with Pro-Prophet's planner and block-wise scheduler", "{}"},
+    {"merak", planners::PlanMerak, planners::MerakOptions,
+     "Merak 3D: shifted critical path, stage-aware recomputation, sub-pipelined TP",
+     "{stages: 4, tensor: 2, micro_batches: 8}"},
 };
 
 }  // namespace

@@ -55,15 +55,13 @@ Plan LowerPlannedPipeline(const Scenario& s, PipelineShape o, const PlannedPipel
   if (!plan.micro_batch_sizes.empty()) {
     throw Error(planner + ": micro-batches of different sizes cannot be lowered yet");
   }
-  if (plan.tp_subpipeline != 0) {
-    throw Error(planner + ": sub-pipelined tensor parallelism cannot be lowered yet");
-  }
   o.p = plan.stages;
   o.t = plan.tensor;
   o.d = plan.data;
   o.v = 1;
   o.m = plan.micro_batches;
   o.schedule = plan.schedule;
+  o.tp_subpipeline = plan.tp_subpipeline;
   o.partition = PartitionText(plan.bounds);
   o.recompute.clear();
   int recomputed = 0;

@@ -7,6 +7,10 @@
 #include <limits>
 
 #include "core/error.h"
+#include "strategies/pipeline/pipeline.h"
+#include "strategies/planners/lower_plan.h"
+#include "strategies/planners/planner_options.h"
+#include "strategies/planners/profile.h"
 
 namespace stratasim::planners {
 
@@ -199,6 +203,72 @@ PlannedPipeline PlanMerakPipeline(const PlannerInput& in, const MerakSettings& s
   out.planning_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+const OptionSpecs& MerakOptions() {
+  static const OptionSpecs options = Join(
+      PlannerOptions(),
+      {
+          OneOf("schedule", {"1f1b", "last_no_recompute", "pre_recompute", "shifted_critical_path"},
+                "Merak's pipeline schedules (strategies/pipeline/merak_schedule.cpp): 1f1b; "
+                "last_no_recompute (the last stage never recomputes); pre_recompute (cool-down "
+                "micro-batches recomputed before their gradient arrives); shifted_critical_path "
+                "(stage p-2 runs its third forward before its first backward; micro_batches >= "
+                "4). The last three need micro_batches >= stages")
+              .Default("shifted_critical_path"),
+          Number("recompute_ratio", 0, 1,
+                 "r0 of stage-aware recomputation: stage i < p-1 checkpoints its first "
+                 "floor(r_i x blocks) transformer blocks, r_i = 1 - (1 - r0)(p - 1)/(p - 1 - i) "
+                 "clipped to [0, 1]; the last stage none")
+              .Derived("the smallest multiple of 0.05 with which every stage's predicted peak "
+                       "fits its GPUs' memory"),
+          Integer("tp_subpipeline", 0, 3,
+                  "sub-pipelined tensor parallelism (tensor > 1, no sequence_parallel): 1 splits "
+                  "each row-parallel GEMM in halves, 2 runs each layer as two sub-micro-batches, "
+                  "3 carries them across layers; 0 off")
+              .Derived("3 when tensor > 1 without sequence_parallel, else 0"),
+          OneOf("partition", {"uniform", "params"},
+                "uniform: equal transformer blocks (attention and MLP halves) per stage; params: "
+                "stages balanced by parameters")
+              .Default("uniform"),
+      });
+  return options;
+}
+
+Plan PlanMerak(const Scenario& s, const StrategySpec& spec) {
+  OptionReader opt(spec, MerakOptions());
+  PlannerDegrees degrees;
+  const PipelineShape base = ReadPlannerShape(s, opt, degrees);
+  MerakSettings settings;
+  settings.schedule = opt.Choice("schedule");
+  settings.partition = opt.Choice("partition");
+  settings.recompute_ratio = opt.Double("recompute_ratio", -1);
+  const bool can_subpipeline = degrees.tensor > 1 && !degrees.sequence_parallel;
+  settings.tp_subpipeline = opt.Int("tp_subpipeline", can_subpipeline ? 3 : 0);
+  if (settings.tp_subpipeline > 0 && degrees.tensor == 1) {
+    throw opt.Fail("tp_subpipeline", "needs tensor > 1");
+  }
+  if (settings.tp_subpipeline > 0 && degrees.sequence_parallel) {
+    throw opt.Fail("tp_subpipeline", "does not combine with sequence_parallel");
+  }
+  const std::string m = std::to_string(degrees.micro_batches);
+  if (settings.schedule != "1f1b" && degrees.micro_batches < degrees.stages) {
+    throw opt.Fail("micro_batches", "schedule " + settings.schedule + " needs micro_batches (" + m +
+                                        ") >= stages (" + std::to_string(degrees.stages) +
+                                        "), as Merak does");
+  }
+  if (settings.schedule == "shifted_critical_path" && degrees.micro_batches < 4) {
+    throw opt.Fail("micro_batches",
+                   "schedule shifted_critical_path needs micro_batches (" + m + ") >= 4");
+  }
+  opt.Finish();
+  const PlannerInput in = BuildPlannerInput(s, degrees);
+  if (degrees.stages > in.profile.Blocks()) {
+    throw opt.Fail("stages", "the model has " + std::to_string(in.profile.Blocks()) +
+                                 " blocks, fewer than stages (" + std::to_string(degrees.stages) +
+                                 ")");
+  }
+  return LowerPlannedPipeline(s, base, PlanMerakPipeline(in, settings), "merak");
 }
 
 }  // namespace stratasim::planners

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/strategy_options.h"
+#include "strategies/plan.h"
 #include "strategies/planners/planner.h"
 
 namespace stratasim::planners {
@@ -28,7 +30,7 @@ std::vector<double> StageAwareRecomputeRatios(double r0, int stages);
 // (a hair of tolerance so that 0.25 x 4 is 1 even when 0.25 came out of a division).
 int CheckpointedLayers(double ratio, int layers);
 
-// What a merak strategy asks for (its options, merak_kind.cpp).
+// What a merak strategy asks for (its options, MerakOptions).
 struct MerakSettings {
   // 1f1b | last_no_recompute | pre_recompute | shifted_critical_path
   std::string schedule = "shifted_critical_path";
@@ -57,6 +59,13 @@ std::vector<bool> StageAwareRecompute(const CostProfile& profile, const std::vec
 // schedule and the sub-pipelining level; its predicted memory per stage and 1F1B time in the
 // notes. Pure and deterministic.
 PlannedPipeline PlanMerakPipeline(const PlannerInput& in, const MerakSettings& settings);
+
+// Kind "merak": the planner options every planner shares (planner_options.h) and Merak's own
+// (schedule, recompute_ratio, tp_subpipeline, partition).
+const OptionSpecs& MerakOptions();
+// Reads the options, builds the cost profile (profile.h), plans with PlanMerakPipeline and
+// lowers the plan (lower_plan.h).
+Plan PlanMerak(const Scenario& s, const StrategySpec& spec);
 
 }  // namespace stratasim::planners
 

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+
+#include "core/hardware.h"
+#include "strategies/test_scenario.h"
 
 namespace stratasim::planners {
 namespace {
@@ -159,6 +163,74 @@ TEST(MerakPlanner, ShiftedCriticalPathRecomputesStageTwoFromLastAsStageThreeFrom
   ASSERT_EQ(plan.stage_seconds.size(), 4u);
   EXPECT_GT(plan.predicted_seconds,
             8 * *std::max_element(plan.stage_seconds.begin(), plan.stage_seconds.end()));
+}
+
+// A GPT of 8 layers x 256 hidden on 8 GPUs of one server, 8 samples of 1.
+Scenario Eight() {
+  Scenario s = testing::TinyGptScenario({8, 1, 8, 1, 8, 4});
+  s.cluster.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
+  return s;
+}
+
+StrategySpec Spec(std::map<std::string, std::string> options) {
+  return testing::SpecOf("merak", "merak", options);
+}
+
+TEST(PlanMerak, PlansThroughTheRegistryWithItsTechniques) {
+  const Plan plan = PlanStrategy(Eight(), Spec({{"stages", "4"}, {"tensor", "2"}}));
+  plan.graph.Validate();
+  std::string notes;
+  for (const std::string& n : plan.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("schedule shifted_critical_path, sub-pipelined tensor parallelism level 3"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("(smallest that fits)"), std::string::npos) << notes;
+  // The sub-pipeline's all-reduces and recomputations ahead of the gradients are in the graph.
+  int halves = 0;
+  for (const Task& t : plan.graph.tasks()) {
+    if (plan.graph.streams()[t.stream] == "tp_subpipe") ++halves;
+  }
+  EXPECT_GT(halves, 0);
+  // Without tensor parallelism nothing is sub-pipelined.
+  const Plan flat = PlanStrategy(Eight(), Spec({{"stages", "4"}, {"schedule", "1f1b"}}));
+  for (const std::string& name : flat.graph.streams()) EXPECT_NE(name, "tp_subpipe");
+}
+
+TEST(PlanMerak, BadOptionsAreLocatedErrors) {
+  const std::string at = "s.yaml:9:5: strategies[0].options.";
+  EXPECT_EQ(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"}, {"tp_subpipeline", "1"}})),
+            at + "tp_subpipeline = \"1\": needs tensor > 1");
+  EXPECT_EQ(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"},
+                                                {"tensor", "2"},
+                                                {"sequence_parallel", "true"},
+                                                {"tp_subpipeline", "2"}})),
+            at + "tp_subpipeline = \"2\": does not combine with sequence_parallel");
+  EXPECT_EQ(
+      testing::PlanErrorOf(
+          Eight(), Spec({{"stages", "4"}, {"micro_batches", "3"}, {"schedule", "pre_recompute"}})),
+      at + "micro_batches = \"3\": schedule pre_recompute needs micro_batches (3) >= "
+           "stages (4), as Merak does");
+  EXPECT_EQ(testing::PlanErrorOf(Eight(), Spec({{"stages", "2"}, {"micro_batches", "3"}})),
+            at + "micro_batches = \"3\": schedule shifted_critical_path needs micro_batches "
+                 "(3) >= 4");
+  EXPECT_NE(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"}, {"recompute_ratio", "1.5"}}))
+                .find(at + "recompute_ratio = \"1.5\""),
+            std::string::npos);
+  EXPECT_NE(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"}, {"schedule", "zb"}}))
+                .find(at + "schedule = \"zb\""),
+            std::string::npos);
+  EXPECT_NE(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"}, {"tp_subpipeline", "4"}}))
+                .find(at + "tp_subpipeline = \"4\""),
+            std::string::npos);
+  // The sub-pipelined default follows sequence parallelism instead of failing.
+  EXPECT_EQ(testing::PlanErrorOf(
+                Eight(), Spec({{"stages", "4"}, {"tensor", "2"}, {"sequence_parallel", "true"}})),
+            "no error");
+  EXPECT_EQ(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"},
+                                                {"partition", "params"},
+                                                {"recompute_ratio", "0.5"},
+                                                {"schedule", "last_no_recompute"}})),
+            "no error");
 }
 
 }  // namespace
