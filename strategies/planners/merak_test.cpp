@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "core/error.h"
 #include "core/hardware.h"
 #include "strategies/test_scenario.h"
 
@@ -84,6 +85,17 @@ TEST(MerakPlanner, UniformGivesEachStageItsShareOfTheTransformerBlocks) {
   EXPECT_EQ(MerakPartition(in.profile, 4, "uniform"), (std::vector<int>{0, 4, 7, 10, 14}));
   const PlannerInput odd = Input(7, 4, 8);  // 14 blocks: 4, 4, 3, 3
   EXPECT_EQ(PartitionText(MerakPartition(odd.profile, 4, "uniform")), "5,4,3,4");
+}
+
+TEST(MerakPlanner, RefusesMoreStagesThanBlocks) {
+  const PlannerInput in = Input(1, 4, 8);  // 4 blocks
+  try {
+    MerakPartition(in.profile, 5, "uniform");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot split 4 blocks into 5 pipeline stages");
+  }
+  EXPECT_EQ(MerakPartition(in.profile, 4, "uniform"), (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
 TEST(MerakPlanner, ParamsBalancesTheParametersOfTheStages) {
@@ -222,6 +234,10 @@ TEST(PlanMerak, BadOptionsAreLocatedErrors) {
   EXPECT_NE(testing::PlanErrorOf(Eight(), Spec({{"stages", "4"}, {"tp_subpipeline", "4"}}))
                 .find(at + "tp_subpipeline = \"4\""),
             std::string::npos);
+  Scenario two_layers = Eight();
+  two_layers.model.layers = 2;  // 6 blocks: embedding, 2 x (attention, MLP), head
+  EXPECT_EQ(testing::PlanErrorOf(two_layers, Spec({{"stages", "8"}})),
+            at + "stages = \"8\": the model has 6 blocks, fewer than stages (8)");
   // The sub-pipelined default follows sequence parallelism instead of failing.
   EXPECT_EQ(testing::PlanErrorOf(
                 Eight(), Spec({{"stages", "4"}, {"tensor", "2"}, {"sequence_parallel", "true"}})),
