@@ -6,6 +6,7 @@
 #include "strategies/planners/autopipe_strategy.h"
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
+#include "strategies/planners/merak.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -66,6 +67,9 @@ const Entry kPlanners[] = {
     {"hph", PlanHphStrategy, HphOptions,
      "HPH: topology designer, speed-weighted partition, recomputation where memory overflows",
      "{stages: 2}"},
+    {"merak", planners::PlanMerak, planners::MerakOptions,
+     "Merak 3D: shifted critical path, stage-aware recomputation, sub-pipelined TP",
+     "{stages: 4, tensor: 2, micro_batches: 8}"},
 };
 
 }  // namespace

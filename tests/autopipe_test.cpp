@@ -49,7 +49,7 @@ TEST(AutoPipeSimulated, SubLayerPartitionBeatsMegatronsEqualLayerSplit) {
   std::string notes;
   for (const std::string& n : autopipe.plan.notes) notes += n + "\n";
   EXPECT_NE(notes.find("autopipe: dynamic program's seed"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("autopipe partition (sub-layer blocks per stage): "), std::string::npos);
+  EXPECT_NE(notes.find("autopipe partition (sub-layer blocks per stage, embedding and head included): "), std::string::npos);
   RecordProperty("megatron_s", std::to_string(megatron.metrics.iteration_time_s));
   RecordProperty("autopipe_s", std::to_string(autopipe.metrics.iteration_time_s));
 }

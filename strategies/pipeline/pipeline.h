@@ -69,16 +69,36 @@ struct PipelineOp {
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
+  // Merak's schedules (merak_schedule.cpp). A checkpointed forward keeps only the inputs of the
+  // stage's recomputable layers, whatever the stage's recomputation; a recompute op (forward
+  // false) re-runs their forward before the micro-batch's gradient arrives, and its backward
+  // then does not re-run it.
+  bool checkpoint = false;
+  bool recompute = false;
   bool operator==(const PipelineOp& o) const {
-    return forward == o.forward && micro_batch == o.micro_batch && chunk == o.chunk;
+    return forward == o.forward && micro_batch == o.micro_batch && chunk == o.chunk &&
+           checkpoint == o.checkpoint && recompute == o.recompute;
   }
 };
 
 // The order in which `stage` of `stages` runs `micro_batches` micro-batches (`virtual_stages`
 // chunks per stage; 1 unless interleaved). `schedule`: gpipe | 1f1b | interleaved |
-// pipedream_2bw (the latter's order within one batch is 1F1B's).
+// pipedream_2bw (the latter's order within one batch is 1F1B's), or one of Merak's
+// (IsMerakSchedule).
 std::vector<PipelineOp> PipelineSchedule(const std::string& schedule, int stages, int stage,
                                          int micro_batches, int virtual_stages);
+
+// Merak's 1F1B variants (Lai et al. 2023, "Merak: An Efficient Distributed DNN Training
+// Framework with Automated 3D Parallelism for Giant Foundation Models", TPDS, §4.1;
+// merak_schedule.cpp): last_no_recompute, pre_recompute, shifted_critical_path. One chunk per
+// stage; the last two need micro_batches >= stages (shifted_critical_path also >= 4), which
+// MerakSchedule checks (stratasim::Error).
+bool IsMerakSchedule(const std::string& schedule);
+// Whether `schedule` keeps the last stage from recomputing (last_no_recompute,
+// shifted_critical_path): its lowering builds that stage without recomputation.
+bool LastStageNeverRecomputes(const std::string& schedule);
+std::vector<PipelineOp> MerakSchedule(const std::string& schedule, int stages, int stage,
+                                      int micro_batches);
 
 // Stage (chunk) boundaries from layer counts such as "6,6,6,6" over the repeated blocks, the
 // embedding joining the first part and the head the last; raises opt.Fail("partition", ...)
@@ -94,7 +114,8 @@ std::vector<int> EvenPartition(const Workload& w, int parts);
 // on stage c mod stages) balancing the stages' forward FLOPs, each the sum of its chunks.
 std::vector<int> EvenInterleavedPartition(const Workload& w, int stages, int virtual_stages);
 
-// Compact form, e.g. "ff fb ..." ("F3" forward of micro-batch 3, "B3c1": chunk 1), for tests.
+// Compact form, e.g. "F0 B0 ..." ("F3" forward of micro-batch 3, "B3c1": chunk 1, "F3*" a
+// checkpointed forward, "R3" a recompute), for tests.
 std::string ScheduleString(const std::vector<PipelineOp>& ops);
 
 }  // namespace stratasim

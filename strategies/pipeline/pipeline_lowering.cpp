@@ -1,11 +1,13 @@
 #include "strategies/pipeline/pipeline_lowering.h"
 
 #include <cstdio>
+#include <set>
 #include <utility>
 
 #include "core/error.h"
 #include "core/units.h"
 #include "models/memory.h"
+#include "models/recompute.h"
 #include "strategies/pipeline/context_parallel.h"
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/pipeline/pipeline_figures.h"
@@ -86,7 +88,16 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
     for (int i = bounds_[j]; i < bounds_[j + 1]; ++i) chunk_params_[j] += w_.layers[i].params;
   }
   for (int j = 0; j < chunks_; ++j) stage_params_[j % p_] += chunk_params_[j];
+  if (IsMerakSchedule(o.schedule)) {
+    checkpointed_ = w_;
+    ApplyRecompute(checkpointed_, Recompute::kFull);
+  }
+  if (LastStageNeverRecomputes(o.schedule)) {
+    plain_last_ = w_;
+    ApplyRecompute(plain_last_, Recompute::kNone);
+  }
   if (o.tp_comm_overlap) em_.OverlapCommunication();
+  if (o.tp_subpipeline > 0) em_.SubPipeline(o.tp_subpipeline);
   plan_.samples_per_iteration = static_cast<double>(m_) * tr_.micro_batch * d_;
   if (!mb_samples_.empty()) {
     double samples = 0;
@@ -244,11 +255,22 @@ void PipelineLowering::MakeChunkBuckets() {
 std::vector<PipelineLowering::Item> PipelineLowering::StageItems(int st, int round) const {
   std::vector<Item> items;
   std::map<std::pair<int, int>, size_t> last_bwd;  // (iteration, chunk) -> index
+  // Merak's schedules: the checkpointed and the already recomputed (micro-batch, chunk)s.
+  std::set<std::pair<int, int>> checkpointed, recomputed;
   for (const PipelineOp& op : PipelineSchedule(o_.schedule, p_, st, seq_, v_)) {
     const int iteration = two_bw_ ? op.micro_batch / m_ : round;
+    const std::pair<int, int> key{op.micro_batch, op.chunk};
+    if (op.checkpoint) checkpointed.insert(key);
+    if (op.recompute) {
+      recomputed.insert(key);
+      items.push_back({Item::kRecompute, op.micro_batch, op.chunk, iteration, false,
+                       checkpointed.count(key) > 0});
+      continue;
+    }
     if (!op.forward) last_bwd[{iteration, op.chunk}] = items.size();
-    items.push_back(
-        {op.forward ? Item::kForward : Item::kBackward, op.micro_batch, op.chunk, iteration});
+    items.push_back({op.forward ? Item::kForward : Item::kBackward, op.micro_batch, op.chunk,
+                     iteration, false, checkpointed.count(key) > 0,
+                     !op.forward && recomputed.count(key) > 0});
     if (two_bw_ && !op.forward && op.micro_batch % m_ == m_ - 1) {
       items.push_back({Item::kStep, 0, 0, iteration});
     }
@@ -295,6 +317,7 @@ void PipelineLowering::EmitRound() {
 bool PipelineLowering::Ready(int lane) const {
   const Item& it = lanes_[lane][next_[lane]];
   const int r = lane / p_, st = lane % p_, j = it.chunk * p_ + st;
+  if (it.kind == Item::kRecompute) return true;  // needs only its forward, emitted before it
   if (it.kind == Item::kForward) return j == 0 || act_in_[Slot(r, it.micro_batch, j, 0)] >= 0;
   if (it.kind == Item::kBackward) {
     return j == chunks_ - 1 || grad_in_[Slot(r, it.micro_batch, j, 0)] >= 0;
@@ -316,6 +339,8 @@ void PipelineLowering::Emit(int lane) {
   }
   if (it.kind == Item::kForward) {
     EmitForward(lane, it);
+  } else if (it.kind == Item::kRecompute) {
+    EmitRecompute(lane, it);
   } else {
     EmitBackward(lane, it);
   }
@@ -338,7 +363,7 @@ void PipelineLowering::EmitForward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
   UseMicroBatch(it.micro_batch);
-  const std::vector<LayerCost>& layers = LayersOf(st, it.micro_batch);
+  const std::vector<LayerCost>& layers = LayersOf(st, it);
   if (j == 0) {
     for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
@@ -368,7 +393,7 @@ void PipelineLowering::EmitBackward(int lane, const Item& it) {
   const Place pl = PlaceOf(lane, it);
   const int r = pl.replica, st = pl.stage, j = pl.chunk;
   UseMicroBatch(it.micro_batch);
-  const std::vector<LayerCost>& layers = LayersOf(st, it.micro_batch);
+  const std::vector<LayerCost>& layers = LayersOf(st, it);
   if (j == chunks_ - 1) {
     for (int y = 0; y < lane_gpus_; ++y) cur_[LaneRank(r, st, y)] = -1;
   } else {
@@ -378,7 +403,7 @@ void PipelineLowering::EmitBackward(int lane, const Item& it) {
   const int n_layers = bounds_[j + 1] - bounds_[j];
   std::vector<TaskId> ready_after(static_cast<size_t>(n_layers) * lane_gpus_, -1);
   for (int i = bounds_[j + 1] - 1; i >= bounds_[j]; --i) {
-    em_.Backward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
+    em_.Backward(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_, it.recomputed);
     for (int y = 0; y < lane_gpus_; ++y) {
       ready_after[(i - bounds_[j]) * lane_gpus_ + y] = cur_[LaneRank(r, st, y)];
     }
@@ -389,6 +414,15 @@ void PipelineLowering::EmitBackward(int lane, const Item& it) {
              Slot(r, it.micro_batch, j - 1, 0));
   }
   if (overlap_ && it.last_backward) GradientsFinal(r, st, j, it.iteration, std::move(ready_after));
+}
+
+void PipelineLowering::EmitRecompute(int lane, const Item& it) {
+  // Follows the lane's previous compute, not the gradient: it runs while the gradient travels.
+  const Place pl = PlaceOf(lane, it);
+  const std::vector<LayerCost>& layers = LayersOf(pl.stage, it);
+  for (int i = bounds_[pl.chunk]; i < bounds_[pl.chunk + 1]; ++i) {
+    em_.Recompute(layers[i], pl.groups, it.iteration, pl.at.prefix, cur_);
+  }
 }
 
 void PipelineLowering::GradientsFinal(int r, int st, int j, int iteration,
@@ -610,6 +644,12 @@ void PipelineLowering::AddNotes() {
                           FormatBytes((c_ - 1) * kv) + " of K/V sent forward, " +
                           FormatBytes(2 * (c_ - 1) * kv) + " of K/V and dK/dV backward");
   }
+  if (IsMerakSchedule(o_.schedule)) {
+    plan_.notes.push_back(
+        "Merak schedule " + o_.schedule +
+        ": checkpointed micro-batches are recomputed before their gradient arrives" +
+        (LastStageNeverRecomputes(o_.schedule) ? "; the last stage never recomputes" : ""));
+  }
   char bubble[120];
   std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",
                 (p_ - 1.0) / (static_cast<double>(v_) * m_ + p_ - 1));
@@ -618,7 +658,10 @@ void PipelineLowering::AddNotes() {
 
 const std::vector<LayerCost>& PipelineLowering::LayersOf(int st, int mb) const {
   const int k = mb_workload_.empty() ? -1 : mb_workload_[mb];
-  if (k < 0) return per_stage_.empty() ? w_.layers : per_stage_[st].layers;
+  if (k < 0) {
+    if (st == p_ - 1 && !plain_last_.layers.empty()) return plain_last_.layers;
+    return per_stage_.empty() ? w_.layers : per_stage_[st].layers;
+  }
   const MicroBatchWorkload& sized = sized_[k];
   return sized.per_stage.empty() ? sized.workload.layers : sized.per_stage[st].layers;
 }
@@ -626,6 +669,10 @@ const std::vector<LayerCost>& PipelineLowering::LayersOf(int st, int mb) const {
 double PipelineLowering::IntoBytes(int j, int mb) const {
   const int k = mb_workload_.empty() ? -1 : mb_workload_[mb];
   return k < 0 ? into_bytes_[j] : sized_into_bytes_[k][j];
+}
+
+const std::vector<LayerCost>& PipelineLowering::LayersOf(int st, const Item& it) const {
+  return it.checkpoint ? checkpointed_.layers : LayersOf(st, it.micro_batch);
 }
 
 int PipelineLowering::ServerOf(int rank) const { return s_.cluster.Locate(rank).server; }

@@ -34,6 +34,7 @@ struct PipelineShape {
   std::string schedule, partition, order;
   bool sp = false, scatter_gather = true, dp_overlap = true;
   bool tp_comm_overlap = false;     // 3d only
+  int tp_subpipeline = 0;           // Merak's sub-pipelined tensor parallelism, levels 1-3
   DataParallelOptimizer optimizer;  // 3d only; off for pipeline
   double bucket_cap = 0;
   std::vector<Recompute> recompute;  // per stage; empty: the model's choice
@@ -81,11 +82,14 @@ class PipelineLowering {
   // One entry of a lane's (replica's stage's) work list: a forward, a backward, or the
   // optimizer step that ends batch `iteration`.
   struct Item {
-    enum Kind { kForward, kBackward, kStep } kind = kForward;
+    // kRecompute: Merak's recomputation of a checkpointed micro-batch ahead of its backward.
+    enum Kind { kForward, kBackward, kStep, kRecompute } kind = kForward;
     int micro_batch = 0;  // index within the emitted sequence (spans batches for 2BW)
     int chunk = 0;
     int iteration = 0;
     bool last_backward = false;  // the batch's last backward of this chunk: its gradients are final
+    bool checkpoint = false;     // a checkpointed micro-batch (its forward, recompute, backward)
+    bool recomputed = false;     // a backward whose recomputation an earlier item ran
   };
   // Where a forward or backward runs: its lane's replica and stage, its global chunk, its c
   // tensor groups (one per context index; one without context parallelism) and the place
@@ -118,6 +122,7 @@ class PipelineLowering {
   Place PlaceOf(int lane, const Item& it) const;
   void EmitForward(int lane, const Item& it);
   void EmitBackward(int lane, const Item& it);
+  void EmitRecompute(int lane, const Item& it);
   void EmitStep(int st, int iteration);
 
   // Point-to-point transfer of a boundary tensor from every GPU of (r, from) to the GPU of the
@@ -155,6 +160,9 @@ class PipelineLowering {
   // The layers micro-batch `mb` runs on stage st, and the bytes crossing into chunk j.
   const std::vector<LayerCost>& LayersOf(int st, int mb) const;
   double IntoBytes(int j, int mb) const;
+  // The layers an item of stage st runs: a checkpointed micro-batch's are checkpointed_'s (Merak's
+  // schedules, which micro-batches of different sizes do not take).
+  const std::vector<LayerCost>& LayersOf(int st, const Item& it) const;
   int ServerOf(int rank) const;
   // The GPUs of a lane (a replica's stage): lane index y = context index x t + tensor index.
   int LaneRank(int r, int st, int y) const;
@@ -175,6 +183,10 @@ class PipelineLowering {
   const ParallelLayout layout_;
   const Workload w_;
   const std::vector<Workload> per_stage_;  // only with a per-stage recompute choice
+  // Merak's schedules (merak_schedule.cpp): w_ with every recomputable layer fully recomputed,
+  // for checkpointed micro-batches; and w_ without recomputation, for a last stage that never
+  // recomputes. Empty otherwise.
+  Workload checkpointed_, plain_last_;
   const std::vector<int> bounds_;
   const bool two_bw_;
   // Megatron-LM's scatter/gather optimisation (Narayanan et al. 2021, SC, §4.1): each GPU of

@@ -83,6 +83,7 @@ std::vector<PipelineOp> PipelineSchedule(const std::string& schedule, int stages
     return ops;
   }
   if (schedule == "interleaved") return Interleaved(stages, stage, micro_batches, virtual_stages);
+  if (IsMerakSchedule(schedule)) return MerakSchedule(schedule, stages, stage, micro_batches);
   return OneFOneB(stages, stage, micro_batches);  // 1f1b, pipedream_2bw
 }
 
@@ -184,8 +185,9 @@ std::string ScheduleString(const std::vector<PipelineOp>& ops) {
   std::string out;
   for (const PipelineOp& op : ops) {
     if (!out.empty()) out += ' ';
-    out += (op.forward ? "F" : "B") + std::to_string(op.micro_batch);
+    out += (op.recompute ? "R" : op.forward ? "F" : "B") + std::to_string(op.micro_batch);
     if (op.chunk > 0) out += "c" + std::to_string(op.chunk);
+    if (op.checkpoint) out += '*';
   }
   return out;
 }

@@ -6,6 +6,7 @@ list(APPEND STRATEGY_SOURCES
   pipeline/pipeline_lowering.cpp
   pipeline/pipeline_schedule.cpp
   pipeline/stage_workload.cpp
+  pipeline/merak_schedule.cpp
 )
 list(APPEND STRATEGY_TESTS
   pipeline/context_parallel_test.cpp
@@ -14,4 +15,5 @@ list(APPEND STRATEGY_TESTS
   pipeline/pipeline_lowering_test.cpp
   pipeline/stage_workload_test.cpp
   pipeline/three_d_test.cpp
+  pipeline/merak_schedule_test.cpp
 )

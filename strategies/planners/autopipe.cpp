@@ -84,37 +84,6 @@ std::string Millis(double seconds) {
   return text;
 }
 
-void CheckPlannerInput(const PlannerInput& in) {
-  const CostProfile& p = in.profile;
-  auto fail = [](const std::string& why) { throw Error("pipeline planner: " + why); };
-  if (p.costs.empty() || p.costs.size() != p.kinds.size()) {
-    fail("the cost profile has " + std::to_string(p.costs.size()) + " kinds of costs for " +
-         std::to_string(p.kinds.size()) + " GPU kinds");
-  }
-  for (const std::vector<BlockCost>& costs : p.costs) {
-    if (static_cast<int>(costs.size()) != p.Blocks()) fail("the kinds' block lists differ");
-  }
-  if (in.stages < 1 || in.tensor < 1 || in.data < 1 || in.micro_batches < 1) {
-    fail("degrees and micro-batches must be at least 1");
-  }
-  if (p.Blocks() < in.stages) {
-    fail(std::to_string(p.Blocks()) + " blocks cannot fill " + std::to_string(in.stages) +
-         " stages");
-  }
-  if (in.stages * in.tensor * in.data > in.cluster.Gpus()) {
-    fail(std::to_string(in.data) + " x " + std::to_string(in.stages) + " x " +
-         std::to_string(in.tensor) + " GPUs exceed the cluster's " +
-         std::to_string(in.cluster.Gpus()));
-  }
-  for (const ClusterView::Device& d : in.cluster.devices) {
-    if (d.kind < 0 || d.kind >= static_cast<int>(p.kinds.size()) || d.server < 0 ||
-        d.server >= in.cluster.Servers() || d.nic < 0 ||
-        d.nic >= static_cast<int>(in.cluster.nic_Bps.size())) {
-      fail("a device's kind, server or NIC is out of range");
-    }
-  }
-}
-
 PlannedPipeline PlanAutoPipeOn(const PlannerInput& in, const StagePlacement& place,
                                const AutoPipeSettings& settings) {
   const CostProfile& profile = in.profile;

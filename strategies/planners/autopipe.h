@@ -32,9 +32,6 @@ PlannedPipeline PlanAutoPipe(const PlannerInput& in, const AutoPipeSettings& set
 PlannedPipeline PlanAutoPipeOn(const PlannerInput& in, const StagePlacement& place,
                                const AutoPipeSettings& settings);
 
-// Throws stratasim::Error naming what is inconsistent in `in` for a pipeline planner.
-void CheckPlannerInput(const PlannerInput& in);
-
 // "12.345 ms": seconds as the planners' notes print them.
 std::string Millis(double seconds);
 

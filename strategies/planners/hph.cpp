@@ -92,7 +92,7 @@ std::vector<std::string> Notes(const PlannerInput& in, const HphSettings& settin
 
 PlannedPipeline PlanHph(const PlannerInput& in, const HphSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
-  CheckPlannerInput(in);
+  CheckHphInput(in);
   std::vector<StageLayout> layouts =
       settings.topology ? DesignLayouts(in)
                         : std::vector<StageLayout>{DefaultLayout(in, settings.rank_order)};

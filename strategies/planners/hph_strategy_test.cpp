@@ -34,7 +34,7 @@ TEST(HphStrategy, PlansAndSaysWhatItChose) {
   EXPECT_TRUE(HasNote(p, "hph: planned in "));
   // One kind on one server: the designer's stages of 4 consecutive GPUs are rank order tdp.
   EXPECT_TRUE(HasNote(p, "hph: the designer's layout is rank order tdp"));
-  EXPECT_TRUE(HasNote(p, "hph partition (sub-layer blocks per stage): "));
+  EXPECT_TRUE(HasNote(p, "hph partition (sub-layer blocks per stage, embedding and head included): "));
 }
 
 TEST(HphStrategy, TheMechanismsCanBeTurnedOffForComparison) {

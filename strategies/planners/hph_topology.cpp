@@ -85,32 +85,13 @@ std::vector<std::vector<int>> KindOrders(const PlannerInput& in) {
 
 }  // namespace
 
-void CheckPlannerInput(const PlannerInput& in) {
-  const CostProfile& p = in.profile;
-  if (in.stages < 1 || in.tensor < 1 || in.data < 1 || in.micro_batches < 1) {
-    throw Error("planner input: stages, tensor, data and micro_batches must be at least 1");
-  }
+void CheckHphInput(const PlannerInput& in) {
+  CheckPlannerInput(in);
+  // HPH's designer cuts every GPU of the cluster into stages.
   if (in.stages * in.tensor * in.data != in.cluster.Gpus()) {
     throw Error("planner input: stages x tensor x data = " +
                 std::to_string(in.stages * in.tensor * in.data) + " but the cluster has " +
                 std::to_string(in.cluster.Gpus()) + " GPUs");
-  }
-  if (p.kinds.empty() || p.costs.size() != p.kinds.size()) {
-    throw Error("planner input: the profile has no costs for some GPU kind");
-  }
-  for (const std::vector<BlockCost>& c : p.costs) {
-    if (static_cast<int>(c.size()) != p.Blocks()) {
-      throw Error("planner input: the profile's kinds have different block counts");
-    }
-  }
-  if (p.Blocks() < in.stages) {
-    throw Error("planner input: " + std::to_string(p.Blocks()) + " blocks cannot fill " +
-                std::to_string(in.stages) + " stages");
-  }
-  for (const ClusterView::Device& d : in.cluster.devices) {
-    if (d.kind < 0 || d.kind >= static_cast<int>(p.kinds.size())) {
-      throw Error("planner input: a GPU's kind is not in the profile");
-    }
   }
 }
 
@@ -134,7 +115,7 @@ std::vector<int> OrderRanks(const PlannerInput& in, const std::string& order) {
 }  // namespace
 
 StageLayout DefaultLayout(const PlannerInput& in, const std::string& order) {
-  CheckPlannerInput(in);
+  CheckHphInput(in);
   return Costed(in, OrderRanks(in, order), true);
 }
 
@@ -146,7 +127,7 @@ std::string RankOrderOf(const PlannerInput& in, const std::vector<int>& ranks) {
 }
 
 std::vector<StageLayout> DesignLayouts(const PlannerInput& in) {
-  CheckPlannerInput(in);
+  CheckHphInput(in);
   std::vector<StageLayout> layouts;
   for (const std::vector<int>& kind_order : KindOrders(in)) {
     std::vector<int> position(in.profile.kinds.size(), 0);

@@ -50,8 +50,9 @@ std::vector<StageLayout> DesignLayouts(const PlannerInput& in);
 // "A100-SXM4-80GB x2, V100-SXM2 x2": the kinds of the stages in order, runs collapsed.
 std::string StageKindsText(const CostProfile& profile, const std::vector<int>& stage_kind);
 
-// Checks the degrees against the cluster and the profile; throws stratasim::Error.
-void CheckPlannerInput(const PlannerInput& in);
+// CheckPlannerInput (planner.h), and that the degrees use every GPU of the cluster; throws
+// stratasim::Error.
+void CheckHphInput(const PlannerInput& in);
 
 }  // namespace stratasim::planners
 

@@ -103,14 +103,14 @@ TEST(HphTopology, InconsistentInputIsRefusedWithItsReason) {
     DesignLayouts(in);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "planner input: 1 blocks cannot fill 2 stages");
+    EXPECT_STREQ(e.what(), "pipeline planner: 1 blocks cannot fill 2 stages");
   }
   in = Input(TwoKindProfile(4, 2), Servers({0, 2}, {80, 32}, 1), 2, 1, 1, 8);
   try {
     DesignLayouts(in);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "planner input: a GPU's kind is not in the profile");
+    EXPECT_STREQ(e.what(), "pipeline planner: a device's kind, server or NIC is out of range");
   }
 }
 

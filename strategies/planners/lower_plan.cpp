@@ -62,9 +62,6 @@ Plan LowerPlannedPipeline(const Scenario& s, PipelineShape o, const PlannedPipel
     if (recomputed > 0) choice.recompute_layers = plan.recompute;
     return PipelineStageWorkload(s, o, choice);
   };
-  if (plan.tp_subpipeline != 0) {
-    throw Error(planner + ": sub-pipelined tensor parallelism cannot be lowered yet");
-  }
   o.p = plan.stages;
   o.t = plan.tensor;
   o.d = plan.data;
@@ -72,6 +69,7 @@ Plan LowerPlannedPipeline(const Scenario& s, PipelineShape o, const PlannedPipel
   o.m = plan.micro_batch_sizes.empty() ? plan.micro_batches
                                        : static_cast<int>(plan.micro_batch_sizes.size());
   o.schedule = plan.schedule;
+  o.tp_subpipeline = plan.tp_subpipeline;
   o.partition = PartitionText(plan.bounds);
   o.recompute.clear();
   o.ranks = plan.ranks;

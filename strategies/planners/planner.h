@@ -109,6 +109,10 @@ struct PlannedPipeline {
 
 // Helpers every planner shares (planner.cpp).
 
+// Throws stratasim::Error naming what is inconsistent in `in` for a pipeline planner: its
+// degrees, the profile's kinds and blocks, the devices' kinds, servers and NICs.
+void CheckPlannerInput(const PlannerInput& in);
+
 // Prefix sums of forward + backward seconds of `costs` (size n + 1).
 std::vector<double> PrefixTimes(const std::vector<BlockCost>& costs);
 // Forward + backward (+ recomputation where `recompute` says) seconds of blocks [first, end).

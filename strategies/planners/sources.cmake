@@ -15,6 +15,7 @@ list(APPEND STRATEGY_SOURCES
   planners/dapple.cpp
   planners/piper.cpp
   planners/baselines.cpp
+  planners/merak.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
@@ -40,4 +41,5 @@ list(APPEND STRATEGY_TESTS
   planners/hph_partition_test.cpp
   planners/hph_strategy_test.cpp
   planners/hph_topology_test.cpp
+  planners/merak_test.cpp
 )

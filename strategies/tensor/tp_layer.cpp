@@ -10,9 +10,13 @@ namespace {
 const std::set<std::string> kColumnParallel = {"qkv", "mlp_up", "gate_up", "logits"};
 const std::set<std::string> kRowParallel = {"proj", "mlp_down", "down", "embed"};
 
-// 1/t of GEMM `c` along its rows (m, the sequence): the activation and output rows split, the
-// weight (B[k, n]) read whole by every part.
-KernelCost RowChunk(const KernelCost& c, double t) {
+KernelCost RowChunk(const KernelCost& c, double t) { return GemmRowChunk(c, t); }
+
+std::string Step(int i) { return "/chunk" + std::to_string(i); }
+
+}  // namespace
+
+KernelCost GemmRowChunk(const KernelCost& c, double t) {
   const GemmShape& s = c.gemm;
   const double e = c.bytes / (s.batch * (s.m * s.k + s.k * s.n + s.m * s.n));
   KernelCost part = c;
@@ -21,10 +25,6 @@ KernelCost RowChunk(const KernelCost& c, double t) {
   part.bytes = e * s.batch * (s.m / t * s.k + s.k * s.n + s.m / t * s.n);
   return part;
 }
-
-std::string Step(int i) { return "/chunk" + std::to_string(i); }
-
-}  // namespace
 
 OptionSpec TpCommOverlapOption() {
   return Flag("tp_comm_overlap",
@@ -99,6 +99,11 @@ void TensorLayerEmitter::OpForward(const std::string& name, const OpCost& op, Ph
       return;
     }
   }
+  if (sub_layer_ && sub_level_ == 1 && IsRowParallel(op) && op.forward.gemm.known()) {
+    SplitGemmAllReduce(name + "/tp_all_reduce", kernel, op, op.forward, phase, groups, iteration,
+                       last);
+    return;
+  }
   if (sp_ && IsColumnParallel(op)) {
     Comm(CollectiveKind::kAllGather, groups, iteration, name + "/tp_all_gather", phase, last);
   }
@@ -113,26 +118,36 @@ void TensorLayerEmitter::Forward(const LayerCost& L, const std::vector<std::vect
                                  int iteration, const std::string& prefix,
                                  std::vector<TaskId>& last) {
   prefix_ = prefix;
-  for (size_t i = 0; i < L.ops.size(); ++i) {
-    const OpCost& op = L.ops[i];
-    if (ring_.c > 1 && op.attention_core) {  // context parallelism: the core runs as a ring
-      i = RingForward(L, i, Phase::kForward, groups, iteration, last) - 1;
-      continue;
+  sub_layer_ = SubPipelined(L, groups);
+  if (sub_layer_ && sub_level_ >= 2) {
+    HalvesForward(L, Phase::kForward, groups, iteration, last);
+  } else {
+    for (size_t i = 0; i < L.ops.size(); ++i) {
+      const OpCost& op = L.ops[i];
+      if (ring_.c > 1 && op.attention_core) {  // context parallelism: the core runs as a ring
+        i = RingForward(L, i, Phase::kForward, groups, iteration, last) - 1;
+        continue;
+      }
+      if (op.forward.empty()) continue;
+      OpForward(L.name + "/" + op.name, op, Phase::kForward, groups, iteration, last);
     }
-    if (op.forward.empty()) continue;
-    OpForward(L.name + "/" + op.name, op, Phase::kForward, groups, iteration, last);
   }
   if (L.activation_bytes > 0) {
     Memory(L.name + "/activations", L.activation_bytes, groups, iteration);
   }
 }
 
-void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vector<int>>& groups,
-                                  int iteration, const std::string& prefix,
-                                  std::vector<TaskId>& last) {
+void TensorLayerEmitter::Recompute(const LayerCost& L, const std::vector<std::vector<int>>& groups,
+                                   int iteration, const std::string& prefix,
+                                   std::vector<TaskId>& last) {
   prefix_ = prefix;
+  sub_layer_ = SubPipelined(L, groups);
   if (L.recomputed_bytes > 0) {
     Memory(L.name + "/recomputed", L.recomputed_bytes, groups, iteration);
+  }
+  if (sub_layer_ && sub_level_ >= 2) {
+    HalvesForward(L, Phase::kRecompute, groups, iteration, last);
+    return;
   }
   for (size_t i = 0; i < L.ops.size(); ++i) {
     const OpCost& op = L.ops[i];
@@ -144,6 +159,26 @@ void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vec
       OpForward(L.name + "/" + op.name, op, Phase::kRecompute, groups, iteration, last);
     }
   }
+}
+
+void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vector<int>>& groups,
+                                  int iteration, const std::string& prefix,
+                                  std::vector<TaskId>& last, bool recomputed) {
+  if (!recomputed) Recompute(L, groups, iteration, prefix, last);
+  prefix_ = prefix;
+  sub_layer_ = SubPipelined(L, groups);
+  if (sub_layer_ && sub_level_ >= 2) {
+    HalvesBackward(L, groups, iteration, last);
+  } else {
+    BackwardOps(L, groups, iteration, last);
+  }
+  const double freed = L.activation_bytes + L.recomputed_bytes;
+  if (freed > 0) Memory(L.name + "/activations", -freed, groups, iteration);
+}
+
+void TensorLayerEmitter::BackwardOps(const LayerCost& L,
+                                     const std::vector<std::vector<int>>& groups, int iteration,
+                                     std::vector<TaskId>& last) {
   for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
     if (ring_.c > 1 && op->attention_core) {  // the run of core ops ending here, as a ring
       const size_t first = RingBackward(L, L.ops.rend() - op, groups, iteration, last);
@@ -157,6 +192,14 @@ void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vec
     } else if (sp_ && IsColumnParallel(*op) && Overlapped(op->backward_input, groups)) {
       GemmReduceScatter(name + "/tp_grad_reduce_scatter", name + "/bwd", *op, op->backward_input,
                         Phase::kBackward, groups, iteration, last);
+    } else if (sub_layer_ && sub_level_ == 1 && IsColumnParallel(*op) &&
+               op->backward_input.gemm.known()) {
+      // Level 1: the weight gradient between the halves, so that the second half's all-reduce
+      // ends the op.
+      SplitGemmAllReduce(name + "/tp_grad_all_reduce", name + "/bwd", *op, op->backward_input,
+                         Phase::kBackward, groups, iteration, last, op->backward_weight,
+                         name + "/wgrad");
+      continue;
     } else {
       BackwardInput(name, *op, groups, iteration, last);
     }
@@ -164,8 +207,6 @@ void TensorLayerEmitter::Backward(const LayerCost& L, const std::vector<std::vec
       Kernel(name + "/wgrad", *op, op->backward_weight, Phase::kBackward, groups, iteration, last);
     }
   }
-  const double freed = L.activation_bytes + L.recomputed_bytes;
-  if (freed > 0) Memory(L.name + "/activations", -freed, groups, iteration);
 }
 
 void TensorLayerEmitter::BackwardInput(const std::string& name, const OpCost& op,
@@ -205,11 +246,11 @@ std::pair<TaskId, TaskId> TensorLayerEmitter::Chunk(int from, int to, double byt
 
 TaskId TensorLayerEmitter::AddKernel(int r, const std::string& name, OpKind kind,
                                      const KernelCost& cost, Phase phase, int iteration,
-                                     const std::vector<TaskId>& deps) {
+                                     const std::vector<TaskId>& deps, int stream) {
   Task k;
   k.kind = TaskKind::kCompute;
   k.rank = r;
-  k.stream = stream_;
+  k.stream = stream >= 0 ? stream : stream_;
   k.iteration = iteration;
   k.phase = phase;
   k.name = Name::Join(prefix_, name);

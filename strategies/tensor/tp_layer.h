@@ -45,6 +45,10 @@ namespace stratasim {
 bool IsColumnParallel(const OpCost& op);  // qkv, mlp_up, gate_up, logits
 bool IsRowParallel(const OpCost& op);     // proj, mlp_down, down, embed (vocabulary-parallel)
 
+// 1/parts of GEMM `c` along its rows (m, the tokens): the activation and output rows split, the
+// weight (B[k, n]) read whole by every part.
+KernelCost GemmRowChunk(const KernelCost& c, double parts);
+
 // The option `tp_comm_overlap` of the tensor and 3d kinds.
 OptionSpec TpCommOverlapOption();
 
@@ -82,15 +86,38 @@ class TensorLayerEmitter {
   // Resizes the tensor-parallel collectives, for micro-batches of another size.
   void SetCommBytes(double comm_bytes) { comm_bytes_ = comm_bytes; }
 
+  // Merak's sub-pipelined tensor parallelism (Lai et al. 2023, TPDS, §4.3; tp_subpipeline.cpp),
+  // in transformer layers whose tensor group has 2 GPUs or more; `level` 0 is off:
+  //   1  each row-parallel GEMM of the forward and each column-parallel input-gradient GEMM of
+  //      the backward runs as two halves of the tokens, and the all-reduce of the first half
+  //      runs while the second half computes (Merak's PipedRow/ColumnParallelLinear);
+  //   2  the whole layer runs as two sub-micro-batches: the all-reduce closing one half's
+  //      attention (MLP) overlaps the other half's attention (MLP) (Merak's PipedTPFunction);
+  //   3  as 2, across consecutive layers: the first half of the next layer starts when the
+  //      first half of this one is done, hiding the second half's last all-reduce (Merak's
+  //      CrossLayerPipedTPFunction). The second half's final elementwise kernels run on a
+  //      compute stream of their own ("tp_subpipe_compute") so that they do not hold back the
+  //      first half's next layer.
+  // The halves' all-reduces run in order on a communication stream of their own
+  // ("tp_subpipe"), as Merak's asynchronous all-reduces on one communicator, so SimGrid
+  // resolves what overlaps. Not with sequence parallelism, tp_comm_overlap or context
+  // parallelism (throws stratasim::Error). Call before emitting any layer.
+  void SubPipeline(int level);
+
   // Adds the forward (and the allocation of its saved activations) of `layer` on every rank of
   // every group in `groups`, which run in lock step. last[r] (indexed by rank) is the task rank
   // r's next task follows (-1: none); it is updated. Task names are prefix + layer/op/...
   void Forward(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
                const std::string& prefix, std::vector<TaskId>& last);
   // The backward, as AddBackward (strategies/layer_tasks.h) does it, with the backward of the
-  // communication; recomputed ops re-run their forward (and its communication) first.
+  // communication; recomputed ops re-run their forward (and its communication) first, unless
+  // `recomputed` says Recompute already did.
   void Backward(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
-                const std::string& prefix, std::vector<TaskId>& last);
+                const std::string& prefix, std::vector<TaskId>& last, bool recomputed = false);
+  // The recomputation alone: allocates the re-created activations and re-runs the recomputed
+  // ops' forward (Merak's schedules run it before the gradient arrives).
+  void Recompute(const LayerCost& layer, const std::vector<std::vector<int>>& groups, int iteration,
+                 const std::string& prefix, std::vector<TaskId>& last);
   // Runs each layer's attention core as a context-parallel ring from now on.
   void SetContextRing(const ContextRing& ring) { ring_ = ring; }
 
@@ -100,6 +127,9 @@ class TensorLayerEmitter {
   void Kernel(const std::string& name, const OpCost& op, const KernelCost& cost, Phase phase,
               const std::vector<std::vector<int>>& groups, int iteration,
               std::vector<TaskId>& last);
+  // The backward of L's ops in reverse order (after any recomputation).
+  void BackwardOps(const LayerCost& layer, const std::vector<std::vector<int>>& groups,
+                   int iteration, std::vector<TaskId>& last);
   // The backward-input kernel of `op` and its collectives, not decomposed.
   void BackwardInput(const std::string& name, const OpCost& op,
                      const std::vector<std::vector<int>>& groups, int iteration,
@@ -119,9 +149,9 @@ class TensorLayerEmitter {
   // A transfer of `bytes` from `from` to `to` on the tp streams, after `dep` (if >= 0).
   std::pair<TaskId, TaskId> Chunk(int from, int to, double bytes, const std::string& name,
                                   Phase phase, int iteration, TaskId dep);
-  // One compute task of rank r after `deps`.
+  // One compute task of rank r after `deps`, on `stream` (-1: the compute stream).
   TaskId AddKernel(int r, const std::string& name, OpKind kind, const KernelCost& cost, Phase phase,
-                   int iteration, const std::vector<TaskId>& deps);
+                   int iteration, const std::vector<TaskId>& deps, int stream = -1);
   void Memory(const std::string& name, double bytes, const std::vector<std::vector<int>>& groups,
               int iteration);
   void OpForward(const std::string& name, const OpCost& op, Phase phase,
@@ -150,6 +180,37 @@ class TensorLayerEmitter {
                   const std::vector<std::vector<int>>& groups, int iteration,
                   std::vector<TaskId>* last, const std::vector<TaskId>* after);
 
+  // Sub-pipelined tensor parallelism (tp_subpipeline.cpp).
+  // Whether `layer` (a transformer layer on groups of 2 GPUs or more) runs in halves.
+  bool SubPipelined(const LayerCost& layer, const std::vector<std::vector<int>>& groups) const;
+  // Level 1: GEMM `cost` of `op` as two halves, each followed by its all-reduce; `between`
+  // (when not empty: the op's weight gradient, kernel `between_name`) runs after the first half.
+  void SplitGemmAllReduce(const std::string& comm_name, const std::string& name, const OpCost& op,
+                          const KernelCost& cost, Phase phase,
+                          const std::vector<std::vector<int>>& groups, int iteration,
+                          std::vector<TaskId>& last, const KernelCost& between = {},
+                          const std::string& between_name = "");
+  // Levels 2 and 3: the forward (or the recomputation, `phase`) and the backward of a layer as
+  // two sub-micro-batches.
+  void HalvesForward(const LayerCost& layer, Phase phase,
+                     const std::vector<std::vector<int>>& groups, int iteration,
+                     std::vector<TaskId>& last);
+  void HalvesBackward(const LayerCost& layer, const std::vector<std::vector<int>>& groups,
+                      int iteration, std::vector<TaskId>& last);
+  // The all-reduce of half the collective's bytes on the sub-pipeline's stream, each member
+  // after after[r]; sets after[r] to the members.
+  void HalfAllReduce(const std::vector<std::vector<int>>& groups, int iteration,
+                     const std::string& name, Phase phase, std::vector<TaskId>& after);
+  // Level 3: where each half of the last sub-pipelined layer ended, and what it left in `last`;
+  // the next layer continues both halves when `last` is still that.
+  struct HalfChains {
+    std::vector<TaskId> first_half, exit;
+  };
+  // Whether `chains` continue into a layer that starts after `last`; sets `first` to where its
+  // first half starts.
+  bool Continues(const HalfChains& chains, const std::vector<std::vector<int>>& groups,
+                 const std::vector<TaskId>& last, std::vector<TaskId>& first) const;
+
   TaskGraph& g_;
   std::string prefix_;  // of the layer being emitted: task names are Name::Join(prefix_, ...)
   DType dtype_;
@@ -158,6 +219,10 @@ class TensorLayerEmitter {
   double comm_bytes_;
   bool overlap_ = false;
   ContextRing ring_;
+  int sub_level_ = 0;
+  int sub_comm_stream_ = -1, sub_compute_stream_ = -1;
+  bool sub_layer_ = false;  // the layer being emitted runs in halves
+  HalfChains sub_forward_, sub_backward_;
 };
 
 }  // namespace stratasim
