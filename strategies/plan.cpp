@@ -54,16 +54,14 @@ const Entry kPlanners[] = {
      "{}"},
     {"pro-prophet", PlanProProphet, ProProphetOptions,
      "MoE with Pro-Prophet's planner and block-wise scheduler", "{}"},
-    // The examples keep the slicer and the mapping off until the lowering takes micro-batches
-    // of different sizes and explicit rank mappings.
     {"autopipe", PlanAutoPipeStrategy, AutoPipeOptions,
      "AutoPipe: sub-layer partition by a search around the critical stage of a simulated 1F1B, "
      "micro-batch slicer",
-     "{stages: 4, slicer: false}"},
+     "{stages: 4}"},
     {"autopipe-h", PlanAutoPipeHStrategy, AutoPipeHOptions,
      "AutoPipe-H: AutoPipe's partitioner on heterogeneous servers, contention-aware device "
      "mapping",
-     "{stages: 4, slicer: false, mapping: naive}"},
+     "{stages: 4}"},
     {"hph", PlanHphStrategy, HphOptions,
      "HPH: topology designer, speed-weighted partition, recomputation where memory overflows",
      "{stages: 2}"},

@@ -59,7 +59,6 @@ Plan PlanDappleStrategy(const Scenario& s, const StrategySpec& spec) {
   settings.choose_stages = opt.Bool("choose_stages");
   settings.max_placements = opt.Int("max_placements");
   settings.grad_bytes_per_param = TrainingBytesPerParam(s.training.precision);
-  settings.rank_orders_only = true;  // the lowering takes a rank order, not an explicit mapping
   opt.Finish();
   PlannedPipeline plan = PlanDapple(BuildPlannerInput(s, degrees), settings);
   base.order = TakeRankOrder(plan);

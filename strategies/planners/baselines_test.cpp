@@ -28,7 +28,8 @@ TEST(Baselines, DapplePlansEightGpusAndSaysWhatItChose) {
   const Plan p = PlanDappleStrategy(s, testing::SpecOf("d", "dapple", {{"stages", "2"}}));
   EXPECT_FALSE(p.graph.tasks().empty());
   EXPECT_TRUE(NoteHas(p, "dapple: ")) << p.notes.front();
-  EXPECT_TRUE(NoteHas(p, "dapple partition (sub-layer blocks per stage, embedding and head included)"));
+  EXPECT_TRUE(
+      NoteHas(p, "dapple partition (sub-layer blocks per stage, embedding and head included)"));
   // With choose_stages false it keeps 2 stages x 4 replicas.
   const Plan fixed = PlanDappleStrategy(
       s, testing::SpecOf("d", "dapple", {{"stages", "2"}, {"choose_stages", "false"}}));

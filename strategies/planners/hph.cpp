@@ -148,7 +148,6 @@ PlannedPipeline PlanHph(const PlannerInput& in, const HphSettings& settings) {
   }
   out.planning_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  out.notes.push_back("hph: planned in " + Fixed(out.planning_seconds * 1e3, 2) + " ms");
   return out;
 }
 

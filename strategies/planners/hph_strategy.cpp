@@ -43,9 +43,6 @@ Plan PlanHphStrategy(const Scenario& s, const StrategySpec& spec) {
   }
   settings.speed_weighted = opt.Choice("partition") == "speed";
   settings.recompute = opt.Choice("recompute") == "auto";
-  // The lowering on main refuses explicit stage-to-GPU mappings (lower_plan.cpp) until the
-  // lowering extensions land; until then only layouts that a rank order numbers are planned.
-  settings.explicit_ranks = false;
   opt.Finish();
   const planners::PlannerInput in = planners::BuildPlannerInput(s, degrees);
   planners::PlannedPipeline planned = planners::PlanHph(in, settings);

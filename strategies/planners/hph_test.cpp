@@ -31,7 +31,7 @@ TEST(Hph, PlacesStagesOnOneServerEachAndSplitsBySpeed) {
   // Fill 24 + 24, then 7 more of the slowest stage.
   EXPECT_DOUBLE_EQ(p.predicted_seconds, 48 + 7 * 24);
   EXPECT_GE(p.planning_seconds, 0);
-  ASSERT_EQ(p.notes.size(), 5u);
+  ASSERT_EQ(p.notes.size(), 4u);
   EXPECT_EQ(p.notes[0],
             "hph: designer's layout, stages on fast x1, slow x1; each stage's 4 GPUs within at "
             "most 1 server(s)");
@@ -91,8 +91,7 @@ TEST(Hph, WithoutExplicitMappingsOnlyLayoutsARankOrderNumbersArePlanned) {
   // "tdp" (stage 0 on GPUs 0-3), balanced on the kinds in that order.
   EXPECT_EQ(p.ranks, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
   EXPECT_EQ(p.bounds, (std::vector<int>{0, 4, 12}));
-  EXPECT_EQ(p.notes.back().rfind("hph: planned in ", 0), 0u);
-  EXPECT_EQ(p.notes[p.notes.size() - 2],
+  EXPECT_EQ(p.notes.back(),
             "hph: 1 designed layout(s) left out: no rank order numbers them and explicit "
             "mappings are off");
 }
