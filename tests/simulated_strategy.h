@@ -28,7 +28,7 @@ inline SimulatedStrategy Simulated(const Scenario& s, const std::string& name) {
     out.plan = PlanStrategy(s, spec);
     out.trace = sim::Simulate(out.plan.graph, s.cluster, s.simulation);
     out.metrics = Evaluate(s, spec, out.plan.graph, out.trace, out.plan.samples_per_iteration,
-                           out.plan.tokens_per_sample)
+                           out.plan.tokens_per_sample, out.plan.rank_stage)
                       .metrics;
     return out;
   }
