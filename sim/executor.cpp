@@ -14,12 +14,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/compute_model.h"
 #include "core/error.h"
 #include "core/graph_index.h"
 #include "core/limits.h"
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
-#include "core/compute_model.h"
 #include "sim/latency_groups.h"
 #include "sim/maestro_list.h"
 #include "sim/platform.h"

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "cli/run_scenario.h"
+#include "core/compute_model.h"
 #include "core/hardware.h"
 #include "core/scenario.h"
-#include "core/compute_model.h"
 #include "sim/executor.h"
 #include "strategies/plan.h"
 
