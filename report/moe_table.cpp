@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "report/aligned_columns.h"
+
 namespace stratasim {
 namespace {
 
@@ -62,27 +64,8 @@ std::string FormatMoeTable(const RunResults& r) {
          Num("%.2f", m.peak_memory_bytes / (1024.0 * 1024 * 1024))});
   }
   if (rows.size() == 1) return "";
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
   std::string out = "MoE (per measured iteration; " + SpeedupRule(r) + ")\n\n";
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string l;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      // Names left-aligned, figures right-aligned.
-      l += c == 0 ? row[c] + pad : pad + row[c];
-      if (c + 1 < row.size()) l += "  ";
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(rows[0]);
-  std::vector<std::string> rule;
-  for (size_t w : width) rule.push_back(std::string(w, '-'));
-  line(rule);
-  for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
+  out += AlignedColumns(rows, 1);
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "report/aligned_columns.h"
+
 namespace stratasim {
 namespace {
 
@@ -67,30 +69,11 @@ std::string FormatPipelineTable(const RunResults& r) {
                                      : std::string("-")});
   }
   if (rows.size() == 1) return "";
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
   std::string out =
       "Pipeline (per measured iteration; stage: compute time of its busiest GPU; start-up: first "
       "forward to the last stage's first forward; bubble: share of the iteration a stage's "
       "compute is idle, mean over stages)\n\n";
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string l;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      // Names and partitions left-aligned, figures right-aligned.
-      l += c <= 2 ? row[c] + pad : pad + row[c];
-      if (c + 1 < row.size()) l += "  ";
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(rows[0]);
-  std::vector<std::string> rule;
-  for (size_t w : width) rule.push_back(std::string(w, '-'));
-  line(rule);
-  for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
+  out += AlignedColumns(rows, 3);
   return out;
 }
 
