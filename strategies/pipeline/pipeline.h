@@ -42,6 +42,7 @@
 #define STRATASIM_STRATEGIES_PIPELINE_PIPELINE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/workload.h"
@@ -99,6 +100,10 @@ bool IsMerakSchedule(const std::string& schedule);
 bool LastStageNeverRecomputes(const std::string& schedule);
 std::vector<PipelineOp> MerakSchedule(const std::string& schedule, int stages, int stage,
                                       int micro_batches);
+
+// The first and last index in w.layers of the repeated blocks (the contiguous recomputable
+// layers: transformer layers, CNN blocks), or of all layers when they are not contiguous.
+std::pair<int, int> RepeatedBlocks(const Workload& w);
 
 // Stage (chunk) boundaries from layer counts such as "6,6,6,6" over the repeated blocks, the
 // embedding joining the first part and the head the last; raises opt.Fail("partition", ...)

@@ -1,6 +1,7 @@
 #include "strategies/pipeline/pipeline_figures.h"
 
 #include "core/error.h"
+#include "strategies/pipeline/pipeline.h"
 
 namespace stratasim {
 
@@ -13,16 +14,8 @@ std::string StagePartitionText(const Workload& w, const std::vector<int>& bounds
                 std::to_string(layers) + " layers do not fit " + std::to_string(stages) +
                 " stage(s)");
   }
-  // The repeated blocks, as PartitionFromCounts finds them (strategies/pipeline/pipeline.h).
-  int first = -1, last = -1;
-  for (int i = 0; i < layers; ++i) {
-    if (!w.layers[i].recomputable) continue;
-    if (first < 0) first = i;
-    last = i;
-  }
-  bool contiguous = first >= 0;
-  for (int i = first; contiguous && i <= last; ++i) contiguous = w.layers[i].recomputable;
-  if (!contiguous) first = 0, last = layers - 1;
+  // The repeated blocks, as PartitionFromCounts counts them.
+  const auto [first, last] = RepeatedBlocks(w);
   auto counted = [&](int j) {
     int n = 0;
     for (int i = bounds[j]; i < bounds[j + 1]; ++i) n += i >= first && i <= last;

@@ -192,10 +192,7 @@ std::string ScheduleString(const std::vector<PipelineOp>& ops) {
   return out;
 }
 
-// Stage boundaries from explicit counts over the repeated blocks (see pipeline.h).
-std::vector<int> PartitionFromCounts(const Workload& w, const std::string& text, int parts,
-                                     OptionReader& opt) {
-  const std::vector<int> counts = ParseCounts(text, opt);
+std::pair<int, int> RepeatedBlocks(const Workload& w) {
   const int layers = static_cast<int>(w.layers.size());
   int first = -1, last = -1;
   for (int i = 0; i < layers; ++i) {
@@ -206,6 +203,15 @@ std::vector<int> PartitionFromCounts(const Workload& w, const std::string& text,
   bool contiguous = first >= 0;
   for (int i = first; contiguous && i <= last; ++i) contiguous = w.layers[i].recomputable;
   if (!contiguous) first = 0, last = layers - 1;
+  return {first, last};
+}
+
+// Stage boundaries from explicit counts over the repeated blocks (see pipeline.h).
+std::vector<int> PartitionFromCounts(const Workload& w, const std::string& text, int parts,
+                                     OptionReader& opt) {
+  const std::vector<int> counts = ParseCounts(text, opt);
+  const int layers = static_cast<int>(w.layers.size());
+  const auto [first, last] = RepeatedBlocks(w);
   const int blocks = last - first + 1;
   if (static_cast<int>(counts.size()) != parts) {
     throw opt.Fail("partition", "gives " + std::to_string(counts.size()) +
