@@ -401,7 +401,7 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
   const MemoryPrefix mem(p);
 
   Candidate best;
-  int tried = 0, unfit = 0, not_lowerable = 0;
+  int tried = 0, unfit = 0;
   std::vector<std::string> truncated_at;
   for (int S = 2; S <= B; ++S) {
     if (settings.choose_stages ? G % (S * t) != 0 : S != in.stages) continue;
@@ -422,9 +422,6 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
       const auto same = orders.find(*it);
       if (same != orders.end()) {
         pl.gpus = same->second;
-      } else if (settings.rank_orders_only) {
-        ++not_lowerable;
-        continue;
       }
       ++tried;
       std::vector<int> bounds = PartitionFor(p, *it, prefix, mem, M);
@@ -450,10 +447,7 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
   if (best.bounds.empty()) {
     throw Error("dapple: no plan fits: " + std::to_string(tried) +
                 " candidates (stage counts x placements) tried, " + std::to_string(unfit) +
-                " of them out of memory" +
-                (not_lowerable > 0 ? ", " + std::to_string(not_lowerable) +
-                                         " placements not laid out by a rank order"
-                                   : ""));
+                " of them out of memory");
   }
 
   PlannedPipeline out;
@@ -486,10 +480,6 @@ PlannedPipeline PlanDapple(const PlannerInput& in, const DappleSettings& setting
                       " (DAPPLE's latency estimate with the cluster's bandwidths)");
   out.notes.push_back("dapple: " + std::to_string(tried) + " candidates scored, " +
                       std::to_string(unfit) + " out of memory");
-  if (not_lowerable > 0) {
-    out.notes.push_back("dapple: " + std::to_string(not_lowerable) +
-                        " placements not tried: no rank order lays the GPUs out that way");
-  }
   if (!truncated_at.empty()) {
     out.notes.push_back("dapple: placements cut at " + std::to_string(settings.max_placements) +
                         " for stage counts " + Join(truncated_at, ","));

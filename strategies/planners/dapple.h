@@ -49,11 +49,6 @@ struct DappleSettings {
   // Bound on the placements tried per stage count (sequences of policies that give different
   // GPU sets); the rest are not tried, and the notes say so.
   int max_placements = 512;
-  // Try only placements priced the same as a rank order's layout (strategies/parallel_layout.h),
-  // planned as that layout: the pipeline lowering cannot yet take an explicit stage-to-GPU
-  // mapping, only a rank order. A placement priced as a rank order's layout is planned as it
-  // whether or not this is set.
-  bool rank_orders_only = false;
 };
 
 // The GPUs of each stage (replica-major, tensor index fastest) when the ranks are numbered in

@@ -86,21 +86,6 @@ TEST(Dapple, RankOrdersLayOutPlacementsTheLoweringTakes) {
   EXPECT_EQ(plan.ranks.size(), 8u);
 }
 
-TEST(Dapple, PlansOnlyRankOrdersWhenAskedAndSaysSo) {
-  // 2 servers x 4 GPUs, 2 stages x 4 replicas, heavy boundaries: the best placement (each
-  // replica's stages on one server) is priced as tpd's layout and planned as it.
-  DappleSettings settings;
-  settings.choose_stages = false;
-  settings.rank_orders_only = true;
-  PlannerInput in = Input(Profile({1, 1, 1, 1}, 1, 0, 1000), Servers(2), 2, 4, 4);
-  PlannedPipeline plan = PlanDapple(in, settings);
-  EXPECT_EQ(TakeRankOrder(plan), "tpd");
-  bool said = false;
-  for (const std::string& n : plan.notes)
-    said |= n.find("placements not tried") != std::string::npos;
-  EXPECT_TRUE(said);
-}
-
 TEST(Dapple, LatencyIsWarmupSteadyCutsAndExposedAllReduce) {
   // One GPU per stage: stages of 3 s and 6 s per micro-batch, a 100 B boundary at 100 B/s.
   const CostProfile p = Profile({1, 2}, 1, 0, 100);
