@@ -19,9 +19,9 @@ CostProfile HalveProfile(const CostProfile& p) {
   half.micro_batch = p.micro_batch / 2;
   for (std::vector<BlockCost>& costs : half.costs) {
     for (BlockCost& b : costs) {
-      b.forward /= 2;
-      b.backward /= 2;
-      b.recompute /= 2;
+      b.forward_s /= 2;
+      b.backward_s /= 2;
+      b.recompute_s /= 2;
       b.activation_bytes /= 2;
       b.checkpoint_bytes /= 2;
       b.output_bytes /= 2;

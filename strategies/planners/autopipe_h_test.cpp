@@ -26,7 +26,7 @@ CostProfile TwoKinds() {
     for (BlockCost& b : p.costs[k]) {
       b.params = 25e6;
       b.output_bytes = 8e6;
-      if (k == 1) b.forward *= 1.6, b.backward *= 1.6, b.recompute *= 1.6;
+      if (k == 1) b.forward_s *= 1.6, b.backward_s *= 1.6, b.recompute_s *= 1.6;
     }
   }
   p.micro_batch = 2;

@@ -123,8 +123,8 @@ StageTimes TimesOf(const CostProfile& profile, const StagePlacement& place,
       const std::vector<BlockCost>& costs = profile.costs[k];
       double f = 0, b = 0;
       for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-        f += costs[i].forward;
-        b += costs[i].backward + (Recomputed(recompute, i) ? costs[i].recompute : 0);
+        f += costs[i].forward_s;
+        b += costs[i].backward_s + (Recomputed(recompute, i) ? costs[i].recompute_s : 0);
       }
       t.forward[s] = std::max(t.forward[s], f);
       t.backward[s] = std::max(t.backward[s], b);

@@ -107,7 +107,7 @@ TEST(AutoPipe, TheSlicerKeepsWholeMicroBatchesWhenHalvesAreInefficient) {
   const PlannerInput in = Input(Unequal(), 4, 8);
   AutoPipeSettings s;
   s.half_profile = in.profile;  // halves that take 90% of a whole one's time
-  for (BlockCost& b : s.half_profile.costs[0]) b.forward *= 0.9, b.backward *= 0.9;
+  for (BlockCost& b : s.half_profile.costs[0]) b.forward_s *= 0.9, b.backward_s *= 0.9;
   const PlannedPipeline p = PlanAutoPipe(in, s);
   EXPECT_TRUE(p.micro_batch_sizes.empty());
   EXPECT_NE(Joined(p.notes).find("halves the first 0 of 8 micro-batches (half-size costs from "

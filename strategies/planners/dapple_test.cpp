@@ -27,8 +27,8 @@ CostProfile Profile(const std::vector<double>& f, double act = 1, double params 
   for (size_t i = 0; i < f.size(); ++i) {
     BlockCost b;
     b.name = "b" + std::to_string(i);
-    b.forward = f[i];
-    b.backward = 2 * f[i];
+    b.forward_s = f[i];
+    b.backward_s = 2 * f[i];
     b.activation_bytes = act;
     b.params = params;
     b.output_bytes = out;

@@ -26,7 +26,7 @@ RangeCost CostOf(const CostProfile& profile, int balance_kind, int kind, int fir
   if (!r) return c;
   c.recomputed = std::move(*r);
   c.seconds = RangeSeconds(profile.costs[balance_kind], first, end);
-  for (int b : c.recomputed) c.seconds += profile.costs[balance_kind][b].recompute;
+  for (int b : c.recomputed) c.seconds += profile.costs[balance_kind][b].recompute_s;
   return c;
 }
 

@@ -21,9 +21,9 @@ inline CostProfile TwoKindProfile(int blocks, double slow_factor) {
     for (int i = 0; i < blocks; ++i) {
       BlockCost b;
       b.name = "block" + std::to_string(i);
-      b.forward = f;
-      b.backward = 2 * f;
-      b.recompute = f;
+      b.forward_s = f;
+      b.backward_s = 2 * f;
+      b.recompute_s = f;
       b.activation_bytes = 100;
       b.checkpoint_bytes = 10;
       b.params = 1;

@@ -31,9 +31,9 @@ std::vector<Group> Groups(const std::vector<BlockCost>& costs, int first, int en
   for (int i = first; i < end; ++i) {
     const BlockCost& b = costs[i];
     if (!b.recomputable || b.activation_bytes <= b.checkpoint_bytes) continue;
-    const auto key = std::make_tuple(b.activation_bytes, b.checkpoint_bytes, b.recompute);
+    const auto key = std::make_tuple(b.activation_bytes, b.checkpoint_bytes, b.recompute_s);
     auto [it, added] = index.emplace(key, groups.size());
-    if (added) groups.push_back({b.activation_bytes, b.checkpoint_bytes, b.recompute, {}});
+    if (added) groups.push_back({b.activation_bytes, b.checkpoint_bytes, b.recompute_s, {}});
     groups[it->second].blocks.push_back(i);
   }
   return groups;

@@ -18,11 +18,11 @@ ClusterView OneServer(int gpus, double memory = 1e12) {
 
 BlockCost Block(double f, double act, double ckpt, double rec, double params = 0, double out = 0) {
   BlockCost b;
-  b.forward = f;
-  b.backward = 2 * f;
+  b.forward_s = f;
+  b.backward_s = 2 * f;
   b.activation_bytes = act;
   b.checkpoint_bytes = ckpt;
-  b.recompute = rec;
+  b.recompute_s = rec;
   b.recomputable = true;
   b.params = params;
   b.output_bytes = out;

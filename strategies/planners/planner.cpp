@@ -17,7 +17,7 @@ bool Recomputed(const std::vector<bool>& recompute, int block) {
 std::vector<double> PrefixTimes(const std::vector<BlockCost>& costs) {
   std::vector<double> prefix(costs.size() + 1, 0);
   for (size_t i = 0; i < costs.size(); ++i) {
-    prefix[i + 1] = prefix[i] + costs[i].forward + costs[i].backward;
+    prefix[i + 1] = prefix[i] + costs[i].forward_s + costs[i].backward_s;
   }
   return prefix;
 }
@@ -27,7 +27,7 @@ double RangeSeconds(const std::vector<BlockCost>& costs, int first, int end,
   double t = 0;
   for (int i = first; i < end; ++i) {
     const BlockCost& b = costs[i];
-    t += b.forward + b.backward + (Recomputed(recompute, i) ? b.recompute : 0);
+    t += b.forward_s + b.backward_s + (Recomputed(recompute, i) ? b.recompute_s : 0);
   }
   return t;
 }

@@ -24,11 +24,11 @@ namespace stratasim::planners {
 
 // One block's costs for one micro-batch on one GPU of its stage's tensor group.
 struct BlockCost {
-  std::string name;     // "embedding", "layer3.attn", "layer3.mlp", "head"
-  double forward = 0;   // seconds, the forward kernels (tensor-parallel collectives included)
-  double backward = 0;  // seconds, the input- and weight-gradient kernels (and collectives)
+  std::string name;       // "embedding", "layer3.attn", "layer3.mlp", "head"
+  double forward_s = 0;   // the forward kernels (tensor-parallel collectives included)
+  double backward_s = 0;  // the input- and weight-gradient kernels (and collectives)
   // Seconds the forward takes again when the block is fully recomputed (0: not recomputable).
-  double recompute = 0;
+  double recompute_s = 0;
   double activation_bytes = 0;  // kept from the forward to the backward without recomputation
   double checkpoint_bytes = 0;  // kept with full recomputation: the block's input
   double params = 0;            // parameters held by one GPU of the tensor group

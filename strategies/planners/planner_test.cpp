@@ -8,9 +8,9 @@ namespace {
 std::vector<BlockCost> Blocks() {
   std::vector<BlockCost> b(3);
   for (int i = 0; i < 3; ++i) {
-    b[i].forward = i + 1;
-    b[i].backward = 2 * (i + 1);
-    b[i].recompute = i + 1;
+    b[i].forward_s = i + 1;
+    b[i].backward_s = 2 * (i + 1);
+    b[i].recompute_s = i + 1;
     b[i].activation_bytes = 100;
     b[i].checkpoint_bytes = 10;
     b[i].params = 1;

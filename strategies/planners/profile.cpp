@@ -78,14 +78,14 @@ CostProfile ProfileBlocks(const Scenario& s, const Workload& blocks, int tensor,
       BlockCost b;
       b.name = L.name;
       for (const OpCost& op : L.ops) {
-        b.forward += KernelSeconds(op, op.forward, dtype, gpu, s.simulation);
-        b.backward += KernelSeconds(op, op.backward_input, dtype, gpu, s.simulation) +
-                      KernelSeconds(op, op.backward_weight, dtype, gpu, s.simulation);
-        if (tensor > 1 && IsRowParallel(op)) b.forward += reduce, b.backward += gather;
-        if (tensor > 1 && IsColumnParallel(op)) b.forward += gather, b.backward += reduce;
+        b.forward_s += KernelSeconds(op, op.forward, dtype, gpu, s.simulation);
+        b.backward_s += KernelSeconds(op, op.backward_input, dtype, gpu, s.simulation) +
+                        KernelSeconds(op, op.backward_weight, dtype, gpu, s.simulation);
+        if (tensor > 1 && IsRowParallel(op)) b.forward_s += reduce, b.backward_s += gather;
+        if (tensor > 1 && IsColumnParallel(op)) b.forward_s += gather, b.backward_s += reduce;
       }
       b.recomputable = L.recomputable;
-      b.recompute = L.recomputable ? b.forward : 0;
+      b.recompute_s = L.recomputable ? b.forward_s : 0;
       b.activation_bytes = L.activation_bytes;
       b.checkpoint_bytes = L.input_bytes;
       b.params = L.params;

@@ -41,13 +41,13 @@ TEST(PlannerProfile, ABlockTakesItsKernelsTimesOnTheGpuKind) {
         s.cluster.gpu_kinds[0], s.simulation);
   }
   const BlockCost& b = p.costs[0][2];
-  EXPECT_DOUBLE_EQ(b.forward, forward);
-  EXPECT_GT(b.backward, b.forward);
-  EXPECT_DOUBLE_EQ(b.recompute, b.forward);
+  EXPECT_DOUBLE_EQ(b.forward_s, forward);
+  EXPECT_GT(b.backward_s, b.forward_s);
+  EXPECT_DOUBLE_EQ(b.recompute_s, b.forward_s);
   EXPECT_DOUBLE_EQ(b.params, mlp.params);
   EXPECT_DOUBLE_EQ(b.output_bytes, w.layers[3].input_bytes);
   EXPECT_FALSE(p.costs[0][0].recomputable);  // the embedding
-  EXPECT_DOUBLE_EQ(p.costs[0][0].recompute, 0);
+  EXPECT_DOUBLE_EQ(p.costs[0][0].recompute_s, 0);
   EXPECT_DOUBLE_EQ(p.state_bytes_per_param, 16);
 }
 
@@ -72,8 +72,8 @@ TEST(PlannerProfile, ACalibrationFileChangesTheProfile) {
         KernelTask(TaskPlace{}, op.name, op.kind, w.dtype, op.forward, Phase::kForward),
         s.cluster.gpu_kinds[0], s.simulation);
   }
-  EXPECT_DOUBLE_EQ(after.costs[0][2].forward, forward);
-  EXPECT_NE(after.costs[0][2].forward, before.costs[0][2].forward);
+  EXPECT_DOUBLE_EQ(after.costs[0][2].forward_s, forward);
+  EXPECT_NE(after.costs[0][2].forward_s, before.costs[0][2].forward_s);
 }
 
 TEST(PlannerProfile, TensorParallelBlocksPayTheirRingAllReduces) {
@@ -88,8 +88,8 @@ TEST(PlannerProfile, TensorParallelBlocksPayTheirRingAllReduces) {
   // `one` has the same collectives over 300 GB/s with 1 us per step.
   const double half = 128 * 256 * 2 / 2.0;
   const double ring = 2 * half / 1e9 - 2 * (half / 300e9 + 1e-6);
-  EXPECT_NEAR(two.costs[0][2].forward - fast.costs[0][2].forward, ring, 1e-3 * ring);
-  EXPECT_NEAR(two.costs[0][2].backward - fast.costs[0][2].backward, ring, 1e-3 * ring);
+  EXPECT_NEAR(two.costs[0][2].forward_s - fast.costs[0][2].forward_s, ring, 1e-3 * ring);
+  EXPECT_NEAR(two.costs[0][2].backward_s - fast.costs[0][2].backward_s, ring, 1e-3 * ring);
 }
 
 TEST(PlannerProfile, TheClusterViewHasEachGpusServerNicAndMemory) {

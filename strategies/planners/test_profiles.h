@@ -16,9 +16,9 @@ inline std::vector<BlockCost> Blocks(const std::vector<double>& seconds, double 
   for (size_t i = 0; i < seconds.size(); ++i) {
     BlockCost b;
     b.name = "block" + std::to_string(i);
-    b.forward = seconds[i] / 3;
-    b.backward = 2 * seconds[i] / 3;
-    b.recompute = b.forward;
+    b.forward_s = seconds[i] / 3;
+    b.backward_s = 2 * seconds[i] / 3;
+    b.recompute_s = b.forward_s;
     b.recomputable = true;
     b.activation_bytes = activation;
     b.checkpoint_bytes = activation / 10;
