@@ -10,6 +10,8 @@
 #include <cstdio>
 
 #include "cli/run_scenario.h"
+#include "core/compute_model.h"
+#include "core/hardware.h"
 #include "core/scenario.h"
 #include "sim/executor.h"
 #include "strategies/plan.h"
@@ -55,12 +57,18 @@ Simulation Simulate(const Scenario& s, int strategy) {
 }
 
 struct LayerTimes {
-  double span = 0;     // first to last forward task of the transformer layers, per layer
-  double compute = 0;  // forward kernels of rank 0 (SM interference included), per layer
-  double comm = 0;     // forward tensor-parallel collectives of rank 0, per layer
+  double span = 0;  // first to last forward task of the transformer layers, per layer
+  // Rank 0's forward kernels (SM interference included), each as long as it takes alone
+  // (core/compute_model.h), per layer: concurrent kernels share the GPU, so the trace's
+  // durations of overlapping kernels would count shared time twice.
+  double compute = 0;
+  // Rank 0's forward tensor-parallel collectives from the moment all members joined, per layer
+  // (they run one after the other on one stream).
+  double comm = 0;
 };
 
-LayerTimes ForwardOfLayers(const Simulation& run, int layers) {
+LayerTimes ForwardOfLayers(const Scenario& s, const Simulation& run, int layers) {
+  const GpuSpec* gpu = FindBuiltinGpu(s.cluster.groups.front().gpu);
   LayerTimes x;
   double begin = 1e300, end = 0;
   for (const Task& t : run.plan.graph.tasks()) {
@@ -72,8 +80,10 @@ LayerTimes ForwardOfLayers(const Simulation& run, int layers) {
     }
     if (t.kind != TaskKind::kCompute && t.kind != TaskKind::kCollective) continue;
     const TraceRecord& r = run.trace.records.at(t.id);
-    if (t.kind == TaskKind::kCompute) x.compute += r.end_s - r.start_s;
-    if (t.kind == TaskKind::kCollective && t.category == "tp") x.comm += r.end_s - r.start_s;
+    if (t.kind == TaskKind::kCompute) x.compute += ComputeTaskSeconds(t, *gpu, s.simulation);
+    if (t.kind == TaskKind::kCollective && t.category == "tp") {
+      x.comm += r.end_s - r.peers_joined_s;
+    }
     begin = std::min(begin, r.start_s);
     end = std::max(end, r.end_s);
   }
@@ -91,8 +101,8 @@ TEST(Oases, ALayerTakesAboutMaxOfComputeAndCommunicationAndNoLess) {
                                        "{name: oases, kind: oases, options: {tensor: 4, "
                                        "sm_interference: ") +
                                sm + "}}]");
-    const LayerTimes tp = ForwardOfLayers(Simulate(s, 0), 8);
-    const LayerTimes oases = ForwardOfLayers(Simulate(s, 1), 8);
+    const LayerTimes tp = ForwardOfLayers(s, Simulate(s, 0), 8);
+    const LayerTimes oases = ForwardOfLayers(s, Simulate(s, 1), 8);
     std::printf(
         "sm_interference %s: tensor %.3f ms/layer (compute %.3f, all-reduce %.3f); oases %.3f "
         "ms/layer (compute %.3f, all-reduce %.3f)\n",
