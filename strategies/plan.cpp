@@ -3,6 +3,7 @@
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/pipeline/trirace.h"
 #include "strategies/planners/autopipe_strategy.h"
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
@@ -68,6 +69,10 @@ const Entry kPlanners[] = {
     {"merak", planners::PlanMerak, planners::MerakOptions,
      "Merak 3D: shifted critical path, stage-aware recomputation, sub-pipelined TP",
      "{stages: 4, tensor: 2, micro_batches: 8}"},
+    {"trirace", PlanTriRace, TriRaceOptions,
+     "TriRace: PipeDream-2BW with prioritised point-to-point, deferred dense and sparse "
+     "embedding communication classes, topology-aware gating",
+     "{stages: 2}"},
 };
 
 }  // namespace
