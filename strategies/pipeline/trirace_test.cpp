@@ -33,11 +33,13 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 
 TEST(TriRace, BadOptionsFailAtTheOption) {
   const Scenario s = SparseGpt();
-  EXPECT_EQ(testing::PlanErrorOf(s, Spec({{"stages", "3"}})),
-            "s.yaml:9:5: strategies[0].options.stages = \"3\": stages (3) must divide the GPU count (4)");
-  EXPECT_EQ(testing::PlanErrorOf(s, Spec({{"stages", "2"}, {"data", "3"}})),
-            "s.yaml:9:5: strategies[0].options.data = \"3\": stages (2) x data (3) must equal the GPU "
-            "count (4)");
+  EXPECT_EQ(
+      testing::PlanErrorOf(s, Spec({{"stages", "3"}})),
+      "s.yaml:9:5: strategies[0].options.stages = \"3\": stages (3) must divide the GPU count (4)");
+  EXPECT_EQ(
+      testing::PlanErrorOf(s, Spec({{"stages", "2"}, {"data", "3"}})),
+      "s.yaml:9:5: strategies[0].options.data = \"3\": stages (2) x data (3) must equal the GPU "
+      "count (4)");
   EXPECT_EQ(testing::PlanErrorOf(s, Spec({{"stages", "2"}, {"micro_batches", "1"}})),
             "s.yaml:9:5: strategies[0].options.micro_batches = \"1\": micro_batches (1) must be >= "
             "stages (2): PipeDream-2BW's one-version delay, which the deferred all-reduce uses, "
