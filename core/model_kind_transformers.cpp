@@ -74,6 +74,48 @@ void ReadTransformer(const ModelFields& m, ModelSpec* spec) {
   ReadAttention(m, spec, /*causal_default=*/true);
 }
 
+// gpt: sparse_embedding, token_distribution, zipf_exponent (docs/models.md, "Sparse embedding").
+void ReadSparseEmbedding(const ModelFields& m, ModelSpec* spec) {
+  const yaml::Reader& r = m.reader();
+  if (auto sparse = m.Get("sparse_embedding")) {
+    const std::string v = r.String(*sparse);
+    if (v == "true" || v == "True" || v == "TRUE") {
+      spec->sparse_embedding = true;
+    } else if (v == "false" || v == "False" || v == "FALSE") {
+      spec->sparse_embedding = false;
+    } else {
+      r.Fail(*sparse, "must be true or false");
+    }
+  }
+  const auto distribution = m.Get("token_distribution");
+  const auto exponent = m.Get("zipf_exponent");
+  if (!spec->sparse_embedding) {
+    if (distribution) r.Fail(*distribution, "only applies with sparse_embedding: true");
+    if (exponent) r.Fail(*exponent, "only applies with sparse_embedding: true");
+    return;
+  }
+  if (distribution) {
+    spec->token_distribution = r.String(*distribution);
+    if (spec->token_distribution != "zipf" && spec->token_distribution != "uniform") {
+      r.Fail(*distribution, "must be one of: zipf, uniform");
+    }
+  }
+  if (exponent) {
+    if (spec->token_distribution != "zipf") {
+      r.Fail(*exponent, "only applies with token_distribution: zipf");
+    }
+    spec->zipf_exponent = r.PositiveNumber(*exponent);
+    // Beyond a few, nearly every draw is the most frequent token; natural text measures about 1
+    // (Piantadosi 2014): the bound keeps p_k = k^-a / H(V, a) representable in a double.
+    if (spec->zipf_exponent > 8) r.Fail(*exponent, "must be <= 8");
+  }
+}
+
+void ReadGpt(const ModelFields& m, ModelSpec* spec) {
+  ReadTransformer(m, spec);
+  ReadSparseEmbedding(m, spec);
+}
+
 // BERT's encoder attends both ways.
 void ReadBert(const ModelFields& m, ModelSpec* spec) {
   ReadDimensions(m, spec);
@@ -167,7 +209,10 @@ Attention ReadAttentionChoice(const yaml::Reader& r, const yaml::Field& f) {
 }
 
 ModelKind GptModelKind() {
-  ModelKind k = TransformerKind("gpt", "4 * hidden", "true", {}, "", ReadTransformer);
+  ModelKind k = TransformerKind(
+      "gpt", "4 * hidden", "true",
+      {{"sparse_embedding", "false"}, {"token_distribution", "zipf"}, {"zipf_exponent", "1.0"}}, "",
+      ReadGpt);
   k.presets = {
       // GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners",
       // Table 2 (layers, d_model; 64-dimensional heads, 1024-token context, 50,257-token BPE).

@@ -52,6 +52,13 @@ struct ModelSpec {
   // Whether query i attends to keys 0..i only; unset: the kind's (decoders gpt, llama and moe
   // are causal, bert is not). A fused kernel skips the masked half of the scores.
   std::optional<bool> causal;
+  // gpt only (docs/models.md, "Sparse embedding"): the token embedding is its own table, not
+  // tied to the output head, so that its gradient is sparse: per iteration only the rows of the
+  // distinct token ids of the batch are non-zero. The ids are drawn from `token_distribution`
+  // ("zipf" over the vocabulary ranks with `zipf_exponent`, or "uniform") with the training seed.
+  bool sparse_embedding = false;
+  std::string token_distribution = "zipf";
+  double zipf_exponent = 1.0;
 
   // Mixture of experts (moe): every layer's MLP is `experts` expert MLPs behind a top-k gate.
   int experts = 0;

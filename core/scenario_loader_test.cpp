@@ -619,7 +619,8 @@ TEST(LoadScenarioErrors, WrongTypes) {
   ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
               "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
               "layers, hidden, heads, sequence, vocabulary, ffn_hidden, attention, causal, "
-              "kv_heads, experts, top_k, capacity_factor, architecture, image_size, classes, "
+              "sparse_embedding, token_distribution, zipf_exponent, kv_heads, experts, top_k, "
+              "capacity_factor, architecture, image_size, classes, "
               "fanouts, feature_dim, graph_vertices, graph_degree)");
   ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
               "training.global_batch", "must be an integer >= 1");

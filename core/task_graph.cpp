@@ -62,7 +62,32 @@ int TaskGraph::Stream(const std::string& name) {
     if (streams_[i] == name) return i;
   }
   streams_.push_back(name);
+  stream_priorities_.push_back(0);
   return static_cast<int>(streams_.size()) - 1;
+}
+
+void TaskGraph::SetStreamPriority(int stream, int priority) {
+  if (stream < 0 || stream >= static_cast<int>(streams_.size())) {
+    throw Error("SetStreamPriority: stream " + std::to_string(stream) + " is not declared");
+  }
+  if (priority < kMinStreamPriority || priority > kMaxStreamPriority) {
+    throw Error("SetStreamPriority: priority " + std::to_string(priority) + " of stream '" +
+                streams_[stream] + "' is outside [" + std::to_string(kMinStreamPriority) + ", " +
+                std::to_string(kMaxStreamPriority) + "]");
+  }
+  stream_priorities_[stream] = priority;
+}
+
+int TaskGraph::stream_priority(int stream) const {
+  if (stream < 0 || stream >= static_cast<int>(streams_.size())) {
+    throw Error("stream_priority: stream " + std::to_string(stream) + " is not declared");
+  }
+  return stream_priorities_[stream];
+}
+
+bool TaskGraph::has_stream_priorities() const {
+  return std::any_of(stream_priorities_.begin(), stream_priorities_.end(),
+                     [](int p) { return p != 0; });
 }
 
 void TaskGraph::CheckTask(const Task& t) const {

@@ -135,6 +135,11 @@ struct Collective {
 // (docs/scale.md, "Iterations"); `stratasim run` then simulates that plan whole.
 inline constexpr char kSimulateWhole[] = "simulate this plan whole (--write-graphs, docs/scale.md)";
 
+// Stream priorities (TaskGraph::SetStreamPriority) lie in this range: wide enough for any
+// number of traffic classes, narrow enough that no arithmetic on them overflows.
+inline constexpr int kMinStreamPriority = -1000;
+inline constexpr int kMaxStreamPriority = 1000;
+
 // The most tasks a graph has over its life, retired ones included: TaskIds are 32-bit.
 inline constexpr long long kMaxTasksPerRun = 0x7fffffff;
 
@@ -189,6 +194,18 @@ class TaskGraph {
   // Returns the id of a stream name, adding it on first use.
   int Stream(const std::string& name);
 
+  // The priority of a stream, on every rank: higher is more urgent, 0 unless set, within
+  // [kMinStreamPriority, kMaxStreamPriority]. The simulator holds a communication task while one
+  // of a higher-priority stream is in flight on its rank (docs/architecture.md, "Stream
+  // priorities"); the CUDA backend creates the stream with a matching CUDA priority. Throws
+  // stratasim::Error for an undeclared stream or a priority out of range.
+  void SetStreamPriority(int stream, int priority);
+  int stream_priority(int stream) const;
+  // One per stream, in stream order.
+  const std::vector<int>& stream_priorities() const { return stream_priorities_; }
+  // Whether some stream's priority is not 0 (else priorities change nothing).
+  bool has_stream_priorities() const;
+
   // Adds a task (its id is assigned); checks rank, stream and deps. Throws stratasim::Error.
   TaskId Add(Task task);
   void AddDep(TaskId task, TaskId dep);
@@ -240,6 +257,7 @@ class TaskGraph {
   bool iteration_ordered_ = true;
   std::deque<Task> tasks_;
   std::vector<std::string> streams_;
+  std::vector<int> stream_priorities_;  // parallel to streams_
   std::deque<Collective> collectives_;
   std::vector<int> fold_;
   long long task_limit_ = kMaxTasksPerRun;
@@ -251,7 +269,8 @@ std::string_view ToString(OpKind k);
 std::string_view ToString(CollectiveKind k);
 std::string_view ToString(CopyDirection d);
 
-// JSON form ("format": "stratasim-taskgraph", "version": 1). Reading validates the graph and
+// JSON form ("format": "stratasim-taskgraph", "version": 1; "stream_priorities" only when some
+// priority is not 0, and 0 for every stream when absent). Reading validates the graph and
 // throws stratasim::Error with the JSON path of a bad field.
 std::string TaskGraphToJson(const TaskGraph& g);
 TaskGraph TaskGraphFromJson(const std::string& text);

@@ -117,6 +117,8 @@ std::string TaskGraphToJson(const TaskGraph& g) {
   j["num_ranks"] = g.num_ranks();
   if (!g.fold().empty()) j["fold"] = g.fold();
   j["streams"] = g.streams();
+  // Only when it says something, so that graphs without priorities keep their old text.
+  if (g.has_stream_priorities()) j["stream_priorities"] = g.stream_priorities();
   Json cs = Json::array();
   for (const Collective& c : g.collectives()) {
     cs.push_back({{"kind", ToString(c.kind)},
@@ -205,6 +207,22 @@ TaskGraph FromJson(const Json& j) {
   }
   TaskGraph g(ranks);
   for (const std::string& s : Get<std::vector<std::string>>(j, "streams", root)) g.Stream(s);
+  if (j.contains("stream_priorities")) {  // absent: every stream has priority 0
+    const auto priorities = Get<std::vector<int>>(j, "stream_priorities", root);
+    if (priorities.size() != g.streams().size()) {
+      throw Error("$.stream_priorities: " + std::to_string(priorities.size()) + " priorities for " +
+                  std::to_string(g.streams().size()) + " streams");
+    }
+    for (size_t i = 0; i < priorities.size(); ++i) {
+      if (priorities[i] < kMinStreamPriority || priorities[i] > kMaxStreamPriority) {
+        throw Error("$.stream_priorities[" + std::to_string(i) +
+                    "]: " + std::to_string(priorities[i]) + " is outside [" +
+                    std::to_string(kMinStreamPriority) + ", " + std::to_string(kMaxStreamPriority) +
+                    "]");
+      }
+      g.SetStreamPriority(static_cast<int>(i), priorities[i]);
+    }
+  }
 
   // Collectives are declared first; their member tasks attach as they are added, and the
   // member lists are then compared with the file's, so nothing is trusted unchecked.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/error.h"
 
 namespace stratasim {
@@ -168,6 +170,54 @@ TEST(TaskGraph, JsonReaderNamesTheBadField) {
   }
   EXPECT_THROW(TaskGraphFromJson("{"), Error);
   EXPECT_THROW(TaskGraphFromJson("{\"format\":\"x\"}"), Error);
+}
+
+// Stream priorities default to 0, are written only when one is not 0 (old files stay as they
+// were and read as all 0), round-trip, and are checked where they are set and read.
+TEST(TaskGraph, StreamPrioritiesRoundTripAndAreChecked) {
+  TaskGraph g = Sample();
+  EXPECT_EQ(g.stream_priority(0), 0);
+  EXPECT_FALSE(g.has_stream_priorities());
+  EXPECT_EQ(TaskGraphToJson(g).find("stream_priorities"), std::string::npos);
+  EXPECT_EQ(TaskGraphFromJson(TaskGraphToJson(g)).stream_priorities(), (std::vector<int>{0, 0}));
+
+  g.SetStreamPriority(1, 7);
+  EXPECT_TRUE(g.has_stream_priorities());
+  EXPECT_EQ(g.stream_priority(1), 7);
+  const std::string text = TaskGraphToJson(g);
+  EXPECT_NE(text.find("\"stream_priorities\":[0,7]"), std::string::npos) << text;
+  const TaskGraph back = TaskGraphFromJson(text);
+  EXPECT_EQ(back.stream_priorities(), (std::vector<int>{0, 7}));
+  EXPECT_EQ(TaskGraphToJson(back), text);
+  // A stream added later starts at 0.
+  EXPECT_EQ(g.stream_priority(g.Stream("late")), 0);
+
+  auto error_of = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of([&] { g.SetStreamPriority(9, 1); }),
+            "SetStreamPriority: stream 9 is not declared");
+  EXPECT_EQ(error_of([&] { g.SetStreamPriority(0, 1001); }),
+            "SetStreamPriority: priority 1001 of stream 'compute' is outside [-1000, 1000]");
+  EXPECT_EQ(error_of([&] { g.stream_priority(-1); }), "stream_priority: stream -1 is not declared");
+
+  auto with = [&](const std::string& priorities) {
+    std::string t = text;
+    const std::string from = "\"stream_priorities\":[0,7]";
+    return t.replace(t.find(from), from.size(), "\"stream_priorities\":" + priorities);
+  };
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("[0,5000]")); }),
+            "$.stream_priorities[1]: 5000 is outside [-1000, 1000]");
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("[0]")); }),
+            "$.stream_priorities: 1 priorities for 2 streams");
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("[0,1.5]")); }),
+            "$.stream_priorities[1]: must be an integer");
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("7")); }), "$.stream_priorities: must be a list");
 }
 
 // A graph simulated while it is planned drops what the simulation finished with: ids go on,

@@ -7,7 +7,9 @@ namespace stratasim {
 
 double GptParameterCount(const ModelSpec& s) {
   const double l = s.layers, h = s.hidden, V = s.vocabulary, seq = s.sequence;
-  return 12 * l * h * h * (1 + 13 / (12 * h) + (V + seq) / (12 * l * h)) + 2 * h;
+  // An untied output head (sparse_embedding) owns its own V x h projection.
+  const double head = s.sparse_embedding ? V * h : 0;
+  return 12 * l * h * h * (1 + 13 / (12 * h) + (V + seq) / (12 * l * h)) + 2 * h + head;
 }
 
 double GptTrainingFlops(const ModelSpec& s, double batch, Recompute recompute) {
@@ -86,8 +88,12 @@ Workload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype) {
   for (int i = 0; i < spec.layers; ++i) {
     w.layers.push_back(TransformerLayer("layer" + std::to_string(i), x));
   }
+  // A tied table's gradient is dense: the logits' weight gradient touches every row. A sparse
+  // embedding therefore has its own table, and the head its own dense projection.
   w.layers.push_back(LmHeadLayer("head", tokens, spec.hidden, spec.vocabulary, e,
-                                 /*tied=*/true, /*rms_norm=*/false));
+                                 /*tied=*/!spec.sparse_embedding, /*rms_norm=*/false));
+  if (spec.sparse_embedding)
+    w.sparse_embedding = SparseEmbedding{0, 1.0 * spec.vocabulary, 1.0 * spec.hidden};
   FinalizeWorkload(w);
   return w;
 }

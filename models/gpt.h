@@ -17,13 +17,15 @@ namespace stratasim {
 using GptWorkload = Workload;  // the name before the generic workload existed
 
 // Per micro-batch of `micro_batch` sequences, without recomputation (BuildWorkload applies it).
+// With spec.sparse_embedding the head is untied (its own V x h projection) and the workload
+// says which layer owns the sparse token table (Workload::sparse_embedding).
 // Throws ConfigError (at spec.where) when the dimensions are not positive or heads do not
 // divide hidden.
 Workload BuildGpt(const ModelSpec& spec, int micro_batch, DType dtype);
 
 // P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)) + 2h (final layer norm): Narayanan et al. 2021,
 // "Efficient Large-Scale Language Model Training on GPU Clusters", Appendix (their formula
-// leaves out the final norm's 2h).
+// leaves out the final norm's 2h), plus V h for the untied head of a sparse embedding.
 double GptParameterCount(const ModelSpec& spec);
 
 // Model FLOPs of one training iteration of `batch` sequences (Narayanan et al. 2021, §5.1):

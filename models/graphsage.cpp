@@ -7,29 +7,10 @@
 
 #include "models/ops.h"
 #include "models/spec_check.h"
+#include "models/split_mix64.h"
 
 namespace stratasim {
 namespace {
-
-// SplitMix64 (Steele et al. 2014): a fixed generator, so counts do not depend on the standard
-// library's distributions, which differ between implementations.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) from the top 53 bits: exact in IEEE doubles on every platform.
-  std::uint64_t Below(double n) {
-    return static_cast<std::uint64_t>(static_cast<double>(Next() >> 11) * 0x1.0p-53 * n);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 void Check(const ModelSpec& s, int batch) {
   if (s.fanouts.empty()) FailModel(s, "fanouts", "", "must list at least one hop");

@@ -77,8 +77,20 @@ struct LayerCost {
   double RecomputeFlops() const;  // forward FLOPs of the ops re-run
 };
 
+// A token embedding whose gradient is sparse (ModelSpec::sparse_embedding; docs/models.md,
+// "Sparse embedding"): per iteration only the rows of the batch's distinct token ids are
+// non-zero (models/token_distribution.h draws them).
+struct SparseEmbedding {
+  int layer = -1;         // index in Workload::layers of the layer that owns the table
+  double rows = 0;        // the vocabulary
+  double row_params = 0;  // parameters per row: the hidden width
+};
+
 struct Workload {
-  std::string kind;               // ModelSpec::kind
+  std::string kind;  // ModelSpec::kind
+  // Set for models with a sparse embedding; its table's rows x row_params are part of
+  // layers[layer].params, which dense strategies all-reduce whole.
+  std::optional<SparseEmbedding> sparse_embedding;
   std::vector<LayerCost> layers;  // in forward order
   double params = 0;
   DType dtype = DType::kBF16;  // of activations and elementwise kernels (BF16 in FP8 training)

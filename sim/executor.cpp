@@ -23,6 +23,7 @@
 #include "sim/latency_groups.h"
 #include "sim/maestro_list.h"
 #include "sim/platform.h"
+#include "sim/stream_gate.h"
 #include "sim/trace_wire.h"
 
 namespace sg4 = simgrid::s4u;
@@ -115,9 +116,15 @@ class Executor {
  public:
   Executor(TaskSource& source, const ClusterSpec& cluster, const SimulationSpec& spec,
            const Platform& platform, const RetireSink& sink)
-      : source_(source), cluster_(cluster), spec_(spec), platform_(platform), sink_(sink) {
+      : source_(source),
+        cluster_(cluster),
+        spec_(spec),
+        platform_(platform),
+        sink_(sink),
+        gate_(source.graph().num_ranks()) {
     const TaskGraph& g = source.graph();
     num_ranks_ = g.num_ranks();
+    gated_ = g.has_stream_priorities();
     // Fusion (SimulationSpec::fuse) is exact only where a rank's kernels never share its GPU
     // host: all of its compute tasks on one stream, which runs them one at a time.
     fusible_rank_.assign(num_ranks_, spec.fuse ? 1 : 0);
@@ -253,6 +260,7 @@ class Executor {
     if (!complete_) complete_ = !source_.More(iteration);
     requested_ = std::max(requested_, iteration);
     const TaskGraph& g = G();
+    gated_ = gated_ || g.has_stream_priorities();
     const TaskId lo = ingested_end_, hi = g.next_id();
     if (hi == lo) return;
     if (last_on_stream_.empty()) {
@@ -448,18 +456,85 @@ class Executor {
   double Now() const { return sg4::Engine::get_clock(); }
 
   // Starts ready tasks and finishes completed ones until nothing more happens at this instant.
+  // With stream priorities, the communication tasks that became ready (or were released by
+  // the gate) wait until everything else of this pass is done, and then pass the gate
+  // together, highest priority first (PassGate).
   void Drain() {
-    while (!ready_.empty() || !done_queue_.empty()) {
-      if (!done_queue_.empty()) {
-        TaskId t = done_queue_.front();
-        done_queue_.pop_front();
-        Finish(t);
+    for (;;) {
+      while (!ready_.empty() || !done_queue_.empty()) {
+        if (!done_queue_.empty()) {
+          TaskId t = done_queue_.front();
+          done_queue_.pop_front();
+          Finish(t);
+        } else {
+          TaskId t = ready_.front();
+          ready_.pop_front();
+          if (gated_ && Gated(G().task(t))) {
+            // Taken in as when it is ready, gate or not: what a streamed run takes in, and
+            // when, stays that of a run without priorities.
+            TakeInBefore(G().task(t));
+            arrivals_.push_back(t);
+          } else {
+            Start(t);
+          }
+        }
+      }
+      if (arrivals_.empty()) return;
+      PassGate();
+    }
+  }
+
+  // --- stream priorities (TaskGraph::SetStreamPriority, sim/stream_gate.h) ---
+  //
+  // A communication task is a Send, a Recv or a collective member that is not a mirror. It
+  // does not start while a communication task of a higher-priority stream is in flight on its
+  // rank. In flight: a transfer's two ends from the moment both started (the rendezvous)
+  // until it ends; a collective's members from the moment the last member joined until each
+  // member's own end (a member with no flow left then is not counted). Copies are not gated:
+  // they run on the copy engines, whose order CUDA stream priorities do not set. Mirrors are
+  // not gated either: a mirror starts with its counterpart (Task::mirror), which the gate
+  // already held, so a folded rank follows its representative as it did.
+  //
+  // No deadlock: a held task waits only for tasks in flight, and a task in flight waits for
+  // no task at all. Once every end or member of a transfer or collective has started, what
+  // is left of it is flows, timers and route latencies that SimGrid completes by itself; so
+  // no task in flight can be waiting, directly or through others, for a task the gate holds.
+  // A task that started but is not yet in flight (its peer has not started) holds nothing,
+  // which is why "started" is not enough: a high-priority send waiting for a receive that
+  // depends on a low-priority transfer of the same rank would otherwise hold that transfer
+  // forever. Each task in flight ends after a finite time, so every held task starts.
+  //
+  // No preemption: a lower-priority task already started keeps going and shares the links
+  // with the higher one, as a running NCCL kernel keeps its SMs.
+  bool Gated(const Task& t) const {
+    return t.mirror < 0 && (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
+                            t.kind == TaskKind::kCollective);
+  }
+  int Priority(const Task& t) const { return G().stream_priority(t.stream); }
+
+  // Starts the arrivals that no task in flight on their rank holds, highest priority first,
+  // then lowest id; holds the others. A task started here may take off at once (the second
+  // end of a transfer), and then holds the lower ones after it.
+  void PassGate() {
+    std::vector<TaskId> batch;
+    batch.swap(arrivals_);
+    std::vector<std::pair<int, TaskId>> order;
+    order.reserve(batch.size());
+    for (TaskId id : batch) order.push_back({-Priority(G().task(id)), id});
+    std::sort(order.begin(), order.end());
+    for (const auto& [neg_priority, id] : order) {
+      const int rank = G().task(id).rank;
+      if (gate_.Holds(rank, -neg_priority)) {
+        gate_.Hold(rank, -neg_priority, id);
       } else {
-        TaskId t = ready_.front();
-        ready_.pop_front();
-        Start(t);
+        Start(id);
       }
     }
+  }
+
+  void TakeOff(TaskId id) {
+    const Task& t = G().task(id);
+    if (Gated(t)) gate_.TakeOff(t.rank, Priority(t), id);
   }
 
   void Start(TaskId id) {
@@ -504,6 +579,10 @@ class Executor {
         const TaskId recv_id = t.kind == TaskKind::kSend ? peer : id;
         const Task& send = G().task(send_id);
         times_[send_id].peers_joined_s = times_[recv_id].peers_joined_s = Now();
+        if (gated_) {
+          TakeOff(send_id);
+          TakeOff(recv_id);
+        }
         const double latency = RouteLatency(send.rank, send.peer);
         if (latency > 0) {
           After(latency, What::kTransferStart, send_id, 0);
@@ -620,6 +699,7 @@ class Executor {
     done_[id] = 1;
     ++finished_;
     ReleaseSuccessors(id);
+    if (gated_) gate_.Landed(id, &arrivals_);
   }
 
   static sg4::CommPtr Transfer(sg4::Host* src, sg4::Host* dst, double bytes) {
@@ -676,6 +756,11 @@ class Executor {
     s.joined[member] = 1;
     if (++s.members_joined == static_cast<int>(c.ranks.size())) {
       for (TaskId m : c.members) times_[m].peers_joined_s = Now();
+      if (gated_) {
+        for (size_t i = 0; i < c.members.size(); ++i) {
+          if (s.analytic_s >= 0 || s.flows_left[i] > 0) TakeOff(c.members[i]);
+        }
+      }
       if (s.analytic_s >= 0) {
         After(s.analytic_s, What::kAnalyticCollective, t.collective, 0);
         return;
@@ -890,7 +975,9 @@ class Executor {
     }
     throw Error(
         std::to_string(missing) + " of " + std::to_string(ingested_end_) +
-        " tasks never ran (a dependency cycle or an unmatched transfer/collective): " + example);
+        " tasks never ran (a dependency cycle or an unmatched transfer/collective): " + example +
+        (gate_.held() > 0 ? "; " + std::to_string(gate_.held()) + " held by stream priorities"
+                          : std::string()));
   }
 
   static inline const std::string kNoAlgorithm;
@@ -942,6 +1029,11 @@ class Executor {
   std::map<std::vector<int>, GroupView> views_;
   std::unordered_map<long long, double> route_latency_;  // by src rank * GPUs + dst rank
   Window<std::string> chosen_;                           // per collective: "algorithm/protocol/Nch"
+  // Stream priorities: whether some stream has one (else none of this runs), the gate, and the
+  // communication tasks ready or released in this pass (Drain).
+  bool gated_ = false;
+  StreamGate gate_;
+  std::vector<TaskId> arrivals_;
   long long activities_ = 0;
   long long instants_ = 0;
   double last_instant_s_ = -1;

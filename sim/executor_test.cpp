@@ -293,6 +293,41 @@ TEST(Executor, AGraphTakenInAsItRunsIsTheWholeGraphsSimulation) {
   }
 }
 
+// Stream priorities (sim/stream_gate.h) on the streamed path: each iteration a large
+// low-priority transfer and a small high-priority one from rank 0 to rank 1, after a kernel.
+// The gate holds tasks of iterations not yet retired; what retires, and when, is the whole
+// graph's simulation.
+void PrioritisedTransfers(TaskGraph& g, int it) {
+  const int compute = g.Stream("compute"), dp = g.Stream("dp"), p2p = g.Stream("p2p");
+  g.SetStreamPriority(p2p, 1);
+  Task k = Kernel(0, compute, 312e12 * 0.01);
+  k.iteration = it;
+  const TaskId kernel = g.Add(k);
+  Task send, recv;
+  send.iteration = recv.iteration = it;
+  send.deps = {kernel};
+  send.stream = recv.stream = dp;
+  g.AddTransfer(0, 1, 3e9, send, recv);
+  send.stream = recv.stream = p2p;
+  g.AddTransfer(0, 1, 3e8, send, recv);
+}
+
+TEST(Executor, StreamPrioritiesHoldTheSameWhenTheGraphIsTakenInAsItRuns) {
+  TaskGraph whole(2);
+  for (int it = 0; it < 5; ++it) PrioritisedTransfers(whole, it);
+  const ExecutionTrace reference = Simulate(whole, OneServer(2), NoLaunch());
+  // The high-priority transfer of iteration 0 (tasks 3, 4) runs first; the low one (1, 2)
+  // after it.
+  EXPECT_EQ(reference.records[1].start_s, reference.records[4].end_s);
+  GrowingSource source(2, 5, PrioritisedTransfers);
+  const std::vector<TraceRecord> streamed = Streamed(&source);
+  ASSERT_EQ(streamed.size(), reference.records.size());
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].start_s, reference.records[i].start_s) << i;
+    EXPECT_EQ(streamed[i].end_s, reference.records[i].end_s) << i;
+  }
+}
+
 // A task of a later iteration that waits for nothing would have started at once in the whole
 // graph; taken in late, it is refused rather than simulated wrong.
 TEST(Executor, ATaskThatCouldHaveStartedBeforeItWasTakenInIsAnError) {

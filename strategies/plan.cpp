@@ -3,6 +3,7 @@
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
+#include "strategies/pipeline/trirace.h"
 #include "strategies/planners/autopipe_strategy.h"
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
@@ -73,6 +74,10 @@ const Entry kPlanners[] = {
      "Oases (TPDS): tensor parallel in two sub-batches whose all-reduces overlap compute, "
      "communication-free recomputation, two degrees with a cutpoint",
      "{tensor: 4, recompute: true}"},
+    {"trirace", PlanTriRace, TriRaceOptions,
+     "TriRace: PipeDream-2BW with prioritised point-to-point, deferred dense and sparse "
+     "embedding communication classes, topology-aware gating",
+     "{stages: 2}"},
 };
 
 }  // namespace

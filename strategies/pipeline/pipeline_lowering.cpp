@@ -69,7 +69,7 @@ PipelineLowering::PipelineLowering(const Scenario& s, const PipelineShape& o, Wo
       stage_params_(o.p, 0),
       plan_(NewPlan(s, gpus_)),
       g_(plan_.graph),
-      streams_(OpenStreams(g_, o.c > 1)),
+      streams_(OpenStreams(g_, o.c > 1, o.classes.enabled)),
       // A tensor-parallel collective moves the GPU's b x s/c tokens.
       em_(g_, StorageDType(s.training.precision), streams_.compute, o.sp,
           static_cast<double>(s.training.micro_batch) * s.model.sequence * s.model.hidden *
@@ -162,7 +162,7 @@ Plan PipelineLowering::NewPlan(const Scenario& s, int gpus) {
   return plan;
 }
 
-PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g, bool context) {
+PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g, bool context, bool classes) {
   Streams st;
   st.compute = g.Stream("compute");
   st.fwd_send = g.Stream("p2p_fwd_send");
@@ -174,6 +174,7 @@ PipelineLowering::Streams PipelineLowering::OpenStreams(TaskGraph& g, bool conte
     st.cp_send = g.Stream("cp_send");
     st.cp_recv = g.Stream("cp_recv");
   }
+  if (classes) OpenClassStreams(g, st);
   return st;
 }
 
@@ -210,7 +211,10 @@ void PipelineLowering::DecideFolding() {
   // consecutive ranks then fill part of one server, so that the context-parallel ring, like
   // the tensor-parallel collectives, never leaves it: folding needs no mirror of it.
   folding_ = DecideFold(s_, ReplicaLayout{d_, lane_gpus_ * p_, lane_gpus_});
-  if (folding_.fold && !o_.ranks.empty()) {
+  if (folding_.fold && o_.classes.enabled) {
+    // Each replica draws its own token ids (sparse rows differ), and the gates act per rank.
+    folding_ = FoldDecision{false, d_, 0, "TriRace's replicas differ (sparse rows, gates)"};
+  } else if (folding_.fold && !o_.ranks.empty()) {
     folding_ = FoldDecision{false, d_, 0, "an explicit rank mapping places the replicas"};
   } else if (folding_.fold && o_.order != "tpd") {
     folding_ = FoldDecision{false, d_, 0, "rank order " + o_.order + " interleaves the replicas"};
@@ -235,6 +239,10 @@ void PipelineLowering::AddStageModelStates() {
           AddMemory(g_, at, "weights_stashed", "weights",
                     AdamStateBytes(stage_params_[st], tr_.precision).weights);
         }
+        if (o_.classes.enabled && o_.classes.defer_dense) {
+          // Batch k + 1 accumulates its gradients while batch k's are still being reduced.
+          AddMemory(g_, at, "gradients_deferred", "gradients", stage_params_[st] * grad_bytes_);
+        }
       }
     }
   }
@@ -243,8 +251,13 @@ void PipelineLowering::AddStageModelStates() {
 void PipelineLowering::MakeChunkBuckets() {
   chunk_buckets_.assign(chunks_, {});
   for (int j = 0; j < chunks_; ++j) {
-    const std::vector<LayerCost> part(w_.layers.begin() + bounds_[j],
-                                      w_.layers.begin() + bounds_[j + 1]);
+    std::vector<LayerCost> part(w_.layers.begin() + bounds_[j], w_.layers.begin() + bounds_[j + 1]);
+    const std::optional<SparseEmbedding>& sparse = w_.sparse_embedding;
+    if (o_.classes.sparse && sparse && sparse->layer >= bounds_[j] &&
+        sparse->layer < bounds_[j + 1]) {
+      // TriRace exchanges the token table's rows on their own (SparseExchange).
+      part[sparse->layer - bounds_[j]].params -= sparse->rows * sparse->row_params;
+    }
     chunk_buckets_[j] = MakeGradientBuckets(part, grad_bytes_, o_.bucket_cap);
     const std::vector<int> of = BucketOfLayer(chunk_buckets_[j], bounds_[j + 1] - bounds_[j]);
     layer_bucket_.insert(layer_bucket_.end(), of.begin(), of.end());
@@ -277,6 +290,7 @@ std::vector<PipelineLowering::Item> PipelineLowering::StageItems(int st, int rou
   }
   for (const auto& [key, index] : last_bwd) items[index].last_backward = true;
   if (!two_bw_) items.push_back({Item::kStep, 0, 0, round});
+  if (o_.classes.enabled && o_.classes.defer_dense) return DeferSteps(std::move(items));
   return items;
 }
 
@@ -295,6 +309,7 @@ void PipelineLowering::StartRound(int round) {
   grad_in_.assign(slots * lane_gpus_, -1);
   grads_.clear();
   dp_members_.assign(gpus_, {});
+  sparse_rows_.clear();
   after_of_.assign(gpus_, -1);
 }
 
@@ -434,6 +449,7 @@ void PipelineLowering::GradientsFinal(int r, int st, int j, int iteration,
   for (const auto& ready_of : per_replica) all = all && !ready_of.empty();
   if (all) {
     ReduceChunk(st, j, iteration, per_replica);
+    if (o_.classes.sparse) SparseExchange(st, j, iteration, per_replica);
     grads_.erase({st, j, iteration});
   }
 }
@@ -460,10 +476,13 @@ void PipelineLowering::EmitStep(int st, int iteration) {
       Task step = AdamStepTask(stage_params_[st] / (shard_ ? d_ * c_ : 1), tr_.precision);
       step.rank = rank;
       step.stream = streams_.compute;
-      step.iteration = iteration;
+      step.iteration = CommLabel(iteration);
       step.name = "it" + Str(iteration) + "/adam";
-      step.deps = dp_members_[rank];
-      dp_members_[rank].clear();
+      auto members = dp_members_[rank].find(iteration);
+      if (members != dp_members_[rank].end()) {
+        step.deps = std::move(members->second);
+        dp_members_[rank].erase(members);
+      }
       TaskId& last = lane_last_[other * lane_gpus_ + y];
       if (last >= 0) step.deps.push_back(last);
       last = g_.Add(std::move(step));
@@ -577,12 +596,14 @@ void PipelineLowering::AllReduce(int st, int x, double bytes, int iteration,
   const std::vector<int> ranks = layout_.GradientGroup(st, x);
   const std::vector<TaskId> member_of = AddGroupCollectives(
       g_, {ranks}, shard_ ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce, bytes,
-      o_.optimizer.GradDType(tr_.precision), streams_.dp, iteration, name, after_of_);
+      o_.optimizer.GradDType(tr_.precision),
+      o_.classes.enabled ? ClassStream(false, ranks, st) : streams_.dp, CommLabel(iteration), name,
+      after_of_);
   for (int r : ranks) {
     if (fold_ && r >= block_) {
       g_.SetMirror(member_of[r], member_of[r % block_]);
     } else {
-      dp_members_[r].push_back(member_of[r]);
+      dp_members_[r][iteration].push_back(member_of[r]);
     }
   }
 }
@@ -654,6 +675,7 @@ void PipelineLowering::AddNotes() {
   std::snprintf(bubble, sizeof bubble, "ideal bubble (p-1)/(v m + p-1) = %.3g",
                 (p_ - 1.0) / (static_cast<double>(v_) * m_ + p_ - 1));
   if (!two_bw_) plan_.notes.push_back(bubble);
+  if (o_.classes.enabled) AddClassNotes();
 }
 
 const std::vector<LayerCost>& PipelineLowering::LayersOf(int st, int mb) const {

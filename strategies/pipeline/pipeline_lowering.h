@@ -21,6 +21,7 @@
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
 #include "strategies/parallel_layout.h"
+#include "strategies/pipeline/trirace_classes.h"
 #include "strategies/plan.h"
 #include "strategies/tensor/tp_layer.h"
 
@@ -48,6 +49,8 @@ struct PipelineShape {
   // SetMicroBatchWorkloads); empty: m micro-batches of training.micro_batch. Schedules gpipe
   // and 1f1b only, context 1 only.
   std::vector<int> micro_batch_sizes;
+  // TriRace's communication classes (strategies/pipeline/trirace.h); off unless kind trirace.
+  CommClasses classes;
 };
 
 // The workloads of micro-batches of `samples` samples: as PipelineLowering's constructor takes
@@ -102,10 +105,13 @@ class PipelineLowering {
   struct Streams {
     int compute, fwd_send, fwd_recv, bwd_send, bwd_recv, dp;
     int cp_send = -1, cp_recv = -1;  // the context-parallel ring's, only when c > 1
+    // TriRace (o.classes.enabled): the sparse class's stream, and the dense and sparse classes'
+    // streams where they share no link with point-to-point traffic (never held).
+    int sparse = -1, dp_free = -1, sparse_free = -1;
   };
 
   static Plan NewPlan(const Scenario& s, int gpus);
-  static Streams OpenStreams(TaskGraph& g, bool context);
+  static Streams OpenStreams(TaskGraph& g, bool context, bool classes);
 
   // Before the first round: which stage each rank is, the fold, model states, gradient buckets.
   void MapRanksToStages();
@@ -151,6 +157,19 @@ class PipelineLowering {
   std::string ReduceName() const;
 
   void AddNotes();
+
+  // TriRace (trirace_lowering.cpp): the classes' streams and priorities; the step placement of
+  // deferred dense all-reduces; the sparse exchange of the embedding rows of stage st's chunk j
+  // once every replica's are final; the stream of a class's collective over `ranks`.
+  static void OpenClassStreams(TaskGraph& g, Streams& st);
+  std::vector<Item> DeferSteps(std::vector<Item> items) const;
+  void SparseExchange(int st, int j, int iteration,
+                      const std::vector<std::vector<TaskId>>& ready_by_replica);
+  int ClassStream(bool sparse, const std::vector<int>& ranks, int st) const;
+  // The iteration a data-parallel task of batch `iteration` is counted in: with deferred dense
+  // all-reduces, the next one (it runs during it), at most the last.
+  int CommLabel(int iteration) const;
+  void AddClassNotes();
 
   // Micro-batches of different sizes: checks the sizes and finds each one's workload; sets the
   // size-dependent settings for micro-batch `mb` of the round (its tensor-parallel collectives).
@@ -234,8 +253,12 @@ class PipelineLowering {
   // which each layer's gradient is final on each tensor index; buckets go out once every
   // replica has produced them.
   std::map<std::tuple<int, int, int>, std::vector<std::vector<TaskId>>> grads_;
-  std::vector<std::vector<TaskId>> dp_members_;  // awaited by the rank's next step
-  std::vector<TaskId> after_of_;                 // AllReduce's dependencies, by rank
+  // Per rank, per iteration: the data-parallel collective members its step of that iteration
+  // awaits (TriRace's deferred steps come after the next iteration's members exist).
+  std::vector<std::map<int, std::vector<TaskId>>> dp_members_;
+  // TriRace: per (iteration, replica), the rows the sparse exchange sent.
+  std::map<std::pair<int, int>, long long> sparse_rows_;
+  std::vector<TaskId> after_of_;  // AllReduce's dependencies, by rank
 };
 
 }  // namespace stratasim

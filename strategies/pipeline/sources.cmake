@@ -7,6 +7,9 @@ list(APPEND STRATEGY_SOURCES
   pipeline/pipeline_schedule.cpp
   pipeline/stage_workload.cpp
   pipeline/merak_schedule.cpp
+  pipeline/trirace.cpp
+  pipeline/trirace_links.cpp
+  pipeline/trirace_lowering.cpp
 )
 list(APPEND STRATEGY_TESTS
   pipeline/context_parallel_test.cpp
@@ -16,4 +19,6 @@ list(APPEND STRATEGY_TESTS
   pipeline/stage_workload_test.cpp
   pipeline/three_d_test.cpp
   pipeline/merak_schedule_test.cpp
+  pipeline/trirace_links_test.cpp
+  pipeline/trirace_test.cpp
 )
