@@ -7,7 +7,9 @@
 // Activities are created only when they become ready, from SimGrid's completion signal, with
 // no actors: this avoids SimGrid 3.32's quadratic cost of a DAG created up front
 // (shared/notes/simgrid-3.32.md). Fixed delays (protocol latencies) are SimGrid kernel timers,
-// not activities (docs/collectives.md, "Speed").
+// not activities (docs/collectives.md, "Speed"). Stream priorities (TaskGraph::SetStreamPriority)
+// hold a rank's communication tasks while a higher-priority one is in flight there
+// (sim/stream_gate.h; docs/architecture.md, "Stream priorities").
 #ifndef STRATASIM_SIM_EXECUTOR_H_
 #define STRATASIM_SIM_EXECUTOR_H_
 

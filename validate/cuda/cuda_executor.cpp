@@ -18,6 +18,7 @@
 #include "validate/backend.h"
 #include "validate/cuda/nccl_ops.h"
 #include "validate/cuda/task_kernels.h"
+#include "validate/stream_priorities.h"
 
 namespace stratasim::validate::cuda {
 namespace {
@@ -202,10 +203,25 @@ void CudaRun::SetUp(RankState& s) {
   std::uint64_t threshold = UINT64_MAX;
   STRATASIM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   s.streams.assign(g_.streams().size(), nullptr);
+  // Stream priorities (TaskGraph::SetStreamPriority) become CUDA stream priorities: the
+  // block scheduler then dispatches a more urgent stream's pending kernels (NCCL's included)
+  // first. A graph without priorities creates its streams as before.
+  std::vector<int> cuda_priority;
+  if (g_.has_stream_priorities()) {
+    int least = 0, greatest = 0;
+    STRATASIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cuda_priority = CudaStreamPriorities(g_.stream_priorities(), least, greatest);
+  }
   for (const Task& t : g_.tasks()) {
     if (t.rank != s.rank) continue;
     if (s.streams[t.stream] == nullptr) {
-      STRATASIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s.streams[t.stream], cudaStreamNonBlocking));
+      if (cuda_priority.empty()) {
+        STRATASIM_CUDA_CHECK(
+            cudaStreamCreateWithFlags(&s.streams[t.stream], cudaStreamNonBlocking));
+      } else {
+        STRATASIM_CUDA_CHECK(cudaStreamCreateWithPriority(
+            &s.streams[t.stream], cudaStreamNonBlocking, cuda_priority[t.stream]));
+      }
     }
     STRATASIM_CUDA_CHECK(cudaEventCreate(&start_[t.id]));
     STRATASIM_CUDA_CHECK(cudaEventCreate(&end_[t.id]));
