@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.h"
@@ -54,7 +55,7 @@ struct Model {
   int z = -1;                       // the largest working set, GiB
 };
 
-Model BuildModel(const OasesProfile& p, bool minimise_memory) {
+Model BuildModel(const OasesProfile& p, bool minimise_memory, int required) {
   Model m;
   const int n = p.SubLayers(), k = p.Degrees();
   m.problem = milp::Problem(minimise_memory ? "oases_memory" : "oases");
@@ -77,9 +78,11 @@ Model BuildModel(const OasesProfile& p, bool minimise_memory) {
     for (int a = 0; a < k; ++a) {
       for (int b = 0; b < k; ++b) {
         const double cost = minimise_memory ? 0 : EdgeSeconds(p, i, a, b) * kMsPerS;
+        // Incompatible neighbours: the edge variable is held at 0, which forbids the pair.
+        const bool allowed = OasesCompatible(p.degrees[a], p.degrees[b]);
         e[a][b] = m.problem.AddContinuous("e_" + p.names[i] + "_t" + std::to_string(p.degrees[a]) +
                                               "_t" + std::to_string(p.degrees[b]),
-                                          0, 1, cost);
+                                          0, allowed ? 1 : 0, cost);
       }
     }
     for (int a = 0; a < k; ++a) {
@@ -88,6 +91,11 @@ Model BuildModel(const OasesProfile& p, bool minimise_memory) {
       m.problem.AddRow("from_" + Name(p, i, a), from, 0, 0);
       m.problem.AddRow("to_" + Name(p, i + 1, a), to, 0, 0);
     }
+  }
+  if (required >= 0) {
+    std::vector<std::pair<int, double>> terms;
+    for (int i = 0; i < n; ++i) terms.emplace_back(m.x[i][required], 1);
+    m.problem.AddRow("some_t" + std::to_string(p.degrees[required]), terms, 1, milp::kInfinity);
   }
   m.z = m.problem.AddContinuous("z_working_GiB", 0, milp::kInfinity, minimise_memory ? 1.0 : 0.0);
   for (int i = 0; i < n; ++i) {
@@ -117,7 +125,7 @@ std::vector<int> Choice(const Model& m, const milp::Solution& s) {
 std::string DegreeList(const OasesProfile& p, const std::vector<int>& choice) {
   std::vector<int> d;
   for (int a : choice) d.push_back(p.degrees[a]);
-  return OasesDegreesText(p, d);
+  return OasesDegreesText(p.names, d);
 }
 
 }  // namespace
@@ -174,7 +182,14 @@ void CheckOasesProfile(const OasesProfile& p) {
   }
 }
 
+bool OasesCompatible(int a, int b) { return a % b == 0 || b % a == 0; }
+
 double OasesSeconds(const OasesProfile& p, const std::vector<int>& choice) {
+  for (int i = 0; i + 1 < p.SubLayers(); ++i) {
+    if (!OasesCompatible(p.degrees[choice[i]], p.degrees[choice[i + 1]])) {
+      return std::numeric_limits<double>::infinity();
+    }
+  }
   double t = 0;
   for (int i = 0; i < p.SubLayers(); ++i) {
     t += NodeSeconds(p, i, choice[i]);
@@ -193,14 +208,23 @@ double OasesMemoryBytes(const OasesProfile& p, const std::vector<int>& choice) {
   return held + working;
 }
 
-OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes,
+OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes, int required_degree,
                     const milp::Options& options) {
   CheckOasesProfile(p);
   if (!(memory_limit_bytes > 0)) {
     throw Error("oases planner: the memory limit must be > 0, not " +
                 std::to_string(memory_limit_bytes));
   }
-  Model m = BuildModel(p, /*minimise_memory=*/false);
+  int required = -1;
+  if (required_degree > 0) {
+    const auto it = std::find(p.degrees.begin(), p.degrees.end(), required_degree);
+    if (it == p.degrees.end()) {
+      throw Error("oases planner: the required degree " + std::to_string(required_degree) +
+                  " is not a candidate");
+    }
+    required = static_cast<int>(it - p.degrees.begin());
+  }
+  Model m = BuildModel(p, /*minimise_memory=*/false, required);
   // sum (states + kept) + z <= limit.
   std::vector<std::pair<int, double>> memory{{m.z, 1}};
   for (int i = 0; i < p.SubLayers(); ++i) {
@@ -213,16 +237,21 @@ OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes,
   const milp::Solution s = milp::Solve(m.problem, options);
   if (s.status == milp::Status::kInfeasible) {
     // The least memory any assignment needs, by the same rows without the limit.
-    const Model least = BuildModel(p, /*minimise_memory=*/true);
+    const Model least = BuildModel(p, /*minimise_memory=*/true, required);
     const milp::Solution l = milp::Solve(least.problem, options);
-    std::string needed = "more";
+    std::string needed = "more than any assignment allows";
+    double needed_bytes = std::numeric_limits<double>::infinity();
     if (l.has_values()) {
       const std::vector<int> choice = Choice(least, l);
-      needed = FormatBytes(OasesMemoryBytes(p, choice)) + " (" + DegreeList(p, choice) + ")";
+      needed_bytes = OasesMemoryBytes(p, choice);
+      needed = FormatBytes(needed_bytes) + " per GPU (" + DegreeList(p, choice) + ")";
     }
-    throw Error("oases planner: no feasible plan: the least memory any TP degree assignment of " +
-                std::to_string(p.SubLayers()) + " sub-layers needs is " + needed +
-                " per GPU, above the limit of " + FormatBytes(memory_limit_bytes));
+    throw OasesNoPlan(
+        "oases planner: no feasible plan: the least memory any TP degree "
+        "assignment of " +
+            std::to_string(p.SubLayers()) + " sub-layers needs is " + needed +
+            ", above the limit of " + FormatBytes(memory_limit_bytes),
+        needed_bytes, memory_limit_bytes);
   }
   if (!s.has_values()) {
     throw Error(std::string("oases planner: the solver found no plan (") +
@@ -243,15 +272,17 @@ OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes,
   return plan;
 }
 
-std::string OasesDegreesText(const OasesProfile& p, const std::vector<int>& degrees) {
+std::string OasesDegreesText(const std::vector<std::string>& names,
+                             const std::vector<int>& degrees) {
   std::string text;
   const int n = static_cast<int>(degrees.size());
   for (int i = 0; i < n;) {
     int j = i;
     while (j + 1 < n && degrees[j + 1] == degrees[i]) ++j;
     if (!text.empty()) text += ", ";
-    const std::string first = i < p.SubLayers() ? p.names[i] : std::to_string(i);
-    const std::string last = j < p.SubLayers() ? p.names[j] : std::to_string(j);
+    const int known = static_cast<int>(names.size());
+    const std::string first = i < known ? names[i] : std::to_string(i);
+    const std::string last = j < known ? names[j] : std::to_string(j);
     text += (i == j ? first : first + "-" + last) + " t=" + std::to_string(degrees[i]);
     i = j + 1;
   }

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "strategies/planners/milp.h"
 
 namespace stratasim::planners {
@@ -81,20 +82,37 @@ struct OasesPlan {
 // not increasing, a cost table or re-shard table of the wrong shape, a negative or NaN figure.
 void CheckOasesProfile(const OasesProfile& p);
 
-// The time the MILP's objective gives assignment `choice` (a degree index per sub-layer), and
-// the memory its constraint counts: the brute-force reference of the tests.
+// Whether sub-layers at degrees a and b may be adjacent: one must divide the other, since the
+// re-shard all-gathers over the larger group's ranks that hold one shard of the smaller.
+bool OasesCompatible(int a, int b);
+
+// The time the MILP's objective gives assignment `choice` (a degree index per sub-layer;
+// infinite when two adjacent degrees are not compatible), and the memory its constraint counts:
+// the brute-force reference of the tests.
 double OasesSeconds(const OasesProfile& p, const std::vector<int>& choice);
 double OasesMemoryBytes(const OasesProfile& p, const std::vector<int>& choice);
 
-// Solves the MILP above under `memory_limit_bytes` per GPU. Throws stratasim::Error "no
-// feasible plan" naming the least memory any assignment needs (found by a second MILP that
-// minimises memory) and the limit when nothing fits, and when the solver stops without a
-// solution.
-OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes,
+// Thrown by PlanOases when no assignment fits the memory limit.
+class OasesNoPlan : public Error {
+ public:
+  OasesNoPlan(const std::string& what, double needed_bytes, double limit_bytes)
+      : Error(what), needed_bytes(needed_bytes), limit_bytes(limit_bytes) {}
+  double needed_bytes;  // the least memory any assignment needs (infinite: none is possible)
+  double limit_bytes;
+};
+
+// Solves the MILP above under `memory_limit_bytes` per GPU; with `required_degree` > 0 at least
+// one sub-layer takes that degree (the lowering sizes micro-batches by the largest degree a
+// plan uses, so the caller fixes it). Throws OasesNoPlan "no feasible plan" naming the least
+// memory any assignment needs (found by a second MILP that minimises memory) and the limit when
+// nothing fits, and stratasim::Error when the solver stops without a solution or the required
+// degree is not a candidate.
+OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes, int required_degree = 0,
                     const milp::Options& options = {});
 
-// "attn 4, mlp 2" for two sub-layers, or runs: "layer0-11: attn 4, mlp 4; layer12-23: ...".
-std::string OasesDegreesText(const OasesProfile& p, const std::vector<int>& degrees);
+// The degrees by runs of equal ones: "layer0.attn-layer11.mlp t=4, layer12.attn-layer23.mlp t=2".
+std::string OasesDegreesText(const std::vector<std::string>& names,
+                             const std::vector<int>& degrees);
 
 }  // namespace stratasim::planners
 

@@ -66,10 +66,13 @@ struct Best {
   std::vector<int> choice;
 };
 
-Best BruteForce(const OasesProfile& p, double limit_bytes) {
+// The fastest assignment within the limit; with `required` >= 0, among those that give some
+// sub-layer that degree index.
+Best BruteForce(const OasesProfile& p, double limit_bytes, int required = -1) {
   Best best;
   for (const std::vector<int>& c : AllChoices(p.SubLayers(), p.Degrees())) {
     if (OasesMemoryBytes(p, c) > limit_bytes) continue;
+    if (required >= 0 && std::find(c.begin(), c.end(), required) == c.end()) continue;
     const double t = OasesSeconds(p, c);
     if (t < best.seconds) best = Best{t, c};
   }
@@ -157,6 +160,49 @@ TEST(OasesPlanner, MilpEqualsBruteForceUnderABindingMemoryLimit) {
   EXPECT_GE(binding, 10);  // the generator's trade-off makes most instances bind
 }
 
+TEST(OasesPlanner, MilpEqualsBruteForceWithARequiredDegree) {
+  for (int n = 2; n <= 4; ++n) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed));
+      const OasesProfile p = RandomProfile(n, {1, 2, 4}, seed * 100 + n);
+      const Best best = BruteForce(p, 1e30, 2);
+      const OasesPlan plan = PlanOases(p, 1e30, 4);
+      EXPECT_NEAR(plan.objective_s, best.seconds, 1e-9 * best.seconds);
+      EXPECT_NE(std::find(plan.degrees.begin(), plan.degrees.end(), 4), plan.degrees.end());
+    }
+  }
+  EXPECT_THROW(
+      {
+        try {
+          PlanOases(RandomProfile(2, {1, 2}, 1), 1e30, 4);
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "oases planner: the required degree 4 is not a candidate");
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(OasesPlanner, NeighboursWhoseDegreesDoNotDivideAreNeverAdjacent) {
+  // 2 and 3: neither divides the other, so no re-shard group exists between them.
+  EXPECT_TRUE(OasesCompatible(2, 4));
+  EXPECT_TRUE(OasesCompatible(6, 3));
+  EXPECT_FALSE(OasesCompatible(2, 3));
+  for (int n = 2; n <= 4; ++n) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed));
+      OasesProfile p = RandomProfile(n, {2, 3}, seed * 10 + n);
+      // Make degree 3 the faster for odd sub-layers and 2 for even ones, so that alternating
+      // would win if it were allowed.
+      for (int i = 0; i < n; ++i) p.costs[i][i % 2 == 0 ? 1 : 0].forward_s *= 10;
+      const Best best = BruteForce(p, 1e30);
+      const OasesPlan plan = PlanOases(p, 1e30);
+      EXPECT_NEAR(plan.objective_s, best.seconds, 1e-9 * best.seconds);
+      for (int i = 0; i + 1 < n; ++i) EXPECT_EQ(plan.degrees[i], plan.degrees[i + 1]);
+    }
+  }
+}
+
 TEST(OasesPlanner, ReshardCostKeepsNeighboursOnOneDegree) {
   // Sub-layer 1 alone would prefer degree 2; the re-shard on both of its edges outweighs that.
   OasesProfile p;
@@ -188,7 +234,9 @@ TEST(OasesPlanner, MemoryInfeasibleInstanceSaysNoFeasiblePlanAndTheMemoryNeeded)
   try {
     PlanOases(p, 3.0 * (1 << 30));
     FAIL() << "no error";
-  } catch (const Error& e) {
+  } catch (const OasesNoPlan& e) {
+    EXPECT_DOUBLE_EQ(e.needed_bytes, 4.5 * (1 << 30));
+    EXPECT_DOUBLE_EQ(e.limit_bytes, 3.0 * (1 << 30));
     EXPECT_EQ(std::string(e.what()),
               "oases planner: no feasible plan: the least memory any TP degree assignment of 2 "
               "sub-layers needs is 4.50 GiB per GPU (layer0.attn-layer0.mlp t=2), above the "
@@ -233,7 +281,7 @@ TEST(OasesPlanner, BadProfilesAreNamed) {
 
 TEST(OasesPlanner, DegreesTextGroupsRuns) {
   OasesProfile p = RandomProfile(4, {1, 2}, 1);
-  EXPECT_EQ(OasesDegreesText(p, {2, 2, 1, 2}),
+  EXPECT_EQ(OasesDegreesText(p.names, {2, 2, 1, 2}),
             "layer0.attn-layer0.mlp t=2, layer1.attn t=1, layer1.mlp t=2");
 }
 
