@@ -56,3 +56,6 @@ list(APPEND STRATEGY_TESTS
 list(APPEND STRATEGY_SOURCES
   planners/oases_strategy.cpp
 )
+list(APPEND STRATEGY_TESTS
+  planners/oases_strategy_test.cpp
+)
