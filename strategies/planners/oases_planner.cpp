@@ -246,12 +246,11 @@ OasesPlan PlanOases(const OasesProfile& p, double memory_limit_bytes, int requir
       needed_bytes = OasesMemoryBytes(p, choice);
       needed = FormatBytes(needed_bytes) + " per GPU (" + DegreeList(p, choice) + ")";
     }
-    throw OasesNoPlan(
-        "oases planner: no feasible plan: the least memory any TP degree "
-        "assignment of " +
-            std::to_string(p.SubLayers()) + " sub-layers needs is " + needed +
-            ", above the limit of " + FormatBytes(memory_limit_bytes),
-        needed_bytes, memory_limit_bytes);
+    const std::string what = "oases planner: no feasible plan: the least memory any TP degree " +
+                             std::string("assignment of ") + std::to_string(p.SubLayers()) +
+                             " sub-layers needs is " + needed + ", above the limit of " +
+                             FormatBytes(memory_limit_bytes);
+    throw OasesNoPlan(what, needed_bytes, memory_limit_bytes, s.solve_seconds + l.solve_seconds);
   }
   if (!s.has_values()) {
     throw Error(std::string("oases planner: the solver found no plan (") +

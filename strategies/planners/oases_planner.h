@@ -95,10 +95,15 @@ double OasesMemoryBytes(const OasesProfile& p, const std::vector<int>& choice);
 // Thrown by PlanOases when no assignment fits the memory limit.
 class OasesNoPlan : public Error {
  public:
-  OasesNoPlan(const std::string& what, double needed_bytes, double limit_bytes)
-      : Error(what), needed_bytes(needed_bytes), limit_bytes(limit_bytes) {}
+  OasesNoPlan(const std::string& what, double needed_bytes, double limit_bytes,
+              double solve_seconds)
+      : Error(what),
+        needed_bytes(needed_bytes),
+        limit_bytes(limit_bytes),
+        solve_seconds(solve_seconds) {}
   double needed_bytes;  // the least memory any assignment needs (infinite: none is possible)
   double limit_bytes;
+  double solve_seconds;  // wall-clock, both MILPs: for the console only
 };
 
 // Solves the MILP above under `memory_limit_bytes` per GPU; with `required_degree` > 0 at least

@@ -66,6 +66,7 @@ OasesChoice ChooseOasesDegrees(const Scenario& s, bool recompute, const milp::Op
       ++problems;
       plan = PlanOases(p, limit, T, options);
     } catch (const OasesNoPlan& e) {
+      solve_seconds += e.solve_seconds;
       if (e.needed_bytes < least_needed) least_needed = e.needed_bytes, least_text = e.what();
       skipped.push_back(at + ": needs " + FormatBytes(e.needed_bytes) + " per GPU");
       continue;
@@ -109,10 +110,10 @@ OasesChoice ChooseOasesDegrees(const Scenario& s, bool recompute, const milp::Op
                     "): " + OasesDegreesText(c.names, c.plan.degrees));
   c.notes.push_back("Oases ILP objective " + Ms(c.plan.objective_s) +
                     " per micro-batch (forward + backward of the sub-layers, its own model), " +
-                    std::to_string(c.micro_batches) +
-                    " micro-batches per replica: " + Ms(c.predicted_iteration_s) +
-                    " predicted; memory " + FormatBytes(c.plan.memory_bytes) + " of " +
-                    FormatBytes(limit) + " per GPU; searched: " + searched);
+                    "micro-batches per replica " + std::to_string(c.micro_batches) + ": " +
+                    Ms(c.predicted_iteration_s) + " predicted; memory " +
+                    FormatBytes(c.plan.memory_bytes) + " of " + FormatBytes(limit) +
+                    " per GPU; searched: " + searched);
   return c;
 }
 

@@ -49,7 +49,7 @@ TEST(OasesStrategy, ChoosesTheBestLargestDegreeByPredictedIteration) {
     EXPECT_LE(c.predicted_iteration_s, alone.objective_s * (64 / (8 * (8 / T))) * (1 + 1e-12));
   }
   EXPECT_THAT(c.notes.at(0), StartsWith("Oases ILP (GLPK"));
-  EXPECT_THAT(c.notes.at(1), HasSubstr("micro-batches per replica"));
+  EXPECT_THAT(c.notes.at(1), HasSubstr("micro-batches per replica "));
 }
 
 TEST(OasesStrategy, NotesAreDeterministic) {

@@ -54,10 +54,3 @@ list(APPEND STRATEGY_TESTS
   planners/oases_planner_test.cpp
   planners/oases_profile_test.cpp
 )
-# The `oases` kind's `planner: ilp` (needs strategies/tensor/oases.h's lowering).
-list(APPEND STRATEGY_SOURCES
-  planners/oases_strategy.cpp
-)
-list(APPEND STRATEGY_TESTS
-  planners/oases_strategy_test.cpp
-)
