@@ -40,7 +40,7 @@ TEST(SolverTableTest, ShowsTheSolveTimeAndObjectiveBesideTheSimulatedTime) {
             "---------  ---------  --------  -------  -----  ----------------  ----------  "
             "--------------  --------------------------\n"
             "oases-ilp  oases ILP  GLPK 5.0  optimal      3          120 x 80        23.4  "
-            "        12.500               450.00 / 500.00\n");
+            "        12.500             450.00 / 500.00\n");
 }
 
 TEST(SolverTableTest, TheFilesCarryNoneOfIt) {
