@@ -86,5 +86,37 @@ TEST(OasesStrategy, OddMicroBatchesHaveNoSubBatches) {
   }
 }
 
+// Through the `oases` kind (strategies/tensor/oases.cpp): `planner: ilp`.
+
+TEST(OasesStrategy, PlannerIlpLowersTheChosenDegrees) {
+  const Scenario s = Tiny();
+  const Plan plan = PlanStrategy(s, testing::SpecOf("o", "oases", {{"planner", "ilp"}}));
+  ASSERT_TRUE(plan.solver.has_value());
+  EXPECT_EQ(plan.solver->planner, "oases ILP");
+  EXPECT_EQ(plan.solver->status, "optimal");
+  EXPECT_EQ(plan.solver->problems, 3);
+  EXPECT_GT(plan.solver->objective_s, 0);
+  EXPECT_GT(plan.solver->predicted_iteration_s, 0);
+  const OasesChoice c = ChooseOasesDegrees(s, /*recompute=*/false);
+  EXPECT_DOUBLE_EQ(plan.solver->objective_s, c.plan.objective_s);
+  ASSERT_GE(plan.notes.size(), 2u);
+  EXPECT_EQ(plan.notes[0], c.notes[0]);  // the degrees, before the lowering's notes
+  EXPECT_FALSE(plan.graph.tasks().empty());
+}
+
+TEST(OasesStrategy, PlannerIlpErrorsAreLocated) {
+  const Scenario s = Tiny();
+  EXPECT_EQ(
+      testing::PlanErrorOf(s, testing::SpecOf("o", "oases", {{"planner", "ilp"}, {"tensor", "2"}})),
+      "s.yaml:9:5: strategies[0].options.tensor = \"2\": the planner chooses the degrees "
+      "(planner: ilp): give tensor, first_tensor and cutpoint only without it");
+  Scenario small = s;
+  small.cluster.gpu_kinds[0].memory_bytes = 1e6;
+  EXPECT_THAT(testing::PlanErrorOf(small, testing::SpecOf("o", "oases", {{"planner", "ilp"}})),
+              StartsWith("s.yaml:9:5: strategies[0].options.planner = \"ilp\": oases planner: no "
+                         "feasible plan: the least memory any TP degree assignment of 8 "
+                         "sub-layers needs is "));
+}
+
 }  // namespace
 }  // namespace stratasim::planners

@@ -54,3 +54,10 @@ list(APPEND STRATEGY_TESTS
   planners/oases_planner_test.cpp
   planners/oases_profile_test.cpp
 )
+# The `oases` kind's `planner: ilp` (strategies/tensor/oases.h lowers its choice).
+list(APPEND STRATEGY_SOURCES
+  planners/oases_strategy.cpp
+)
+list(APPEND STRATEGY_TESTS
+  planners/oases_strategy_test.cpp
+)
