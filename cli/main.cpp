@@ -41,6 +41,7 @@
 #include "report/atomic_file.h"
 #include "report/moe_table.h"
 #include "report/pipeline_table.h"
+#include "report/solver_table.h"
 #include "report/table.h"
 #include "sim/executor.h"
 
@@ -127,6 +128,8 @@ int Finish(const std::string& out, const RunResults& results, bool traces = true
   if (!moe.empty()) std::cout << "\n" << moe;
   const std::string pipeline = FormatPipelineTable(results);
   if (!pipeline.empty()) std::cout << "\n" << pipeline;
+  const std::string solver = FormatSolverTable(results);
+  if (!solver.empty()) std::cout << "\n" << solver;
   std::cout << "outputs: " << out << "/results.json, results.csv"
             << (traces ? ", <strategy>.trace.json" : "") << "\n";
   for (const StrategyResult& r : results.strategies) {

@@ -335,6 +335,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     run.result.peak_memory_per_stage_bytes =
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
     run.result.pipeline = p.plan->pipeline;
+    run.result.solver = p.plan->solver;
     run.graph = std::move(p.plan->graph);
   };
   auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {
@@ -348,6 +349,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     if (r.moe && p.plan->moe) r.moe->is_baseline = p.plan->moe->baseline;
     // The partition and a planner's choices do not depend on the iterations planned.
     r.pipeline = p.plan->pipeline;
+    r.solver = p.plan->solver;
     run.result = std::move(r);
     run.streamed = true;
   };

@@ -9,6 +9,7 @@
 
 #include "core/metrics.h"
 #include "core/pipeline_figures.h"
+#include "core/solver_figures.h"
 #include "report/moe_summary.h"
 
 namespace stratasim {
@@ -33,6 +34,9 @@ struct StrategyResult {
   // (stage_compute_s, stage_bubble_fraction, startup_s). Set by the parent process from its
   // plan: not on the wire between simulation child and parent.
   std::optional<PipelineFigures> pipeline;
+  // Plans a MILP planner chose (Plan::solver): printed by report/solver_table.h, never written
+  // to files (its solve time is wall-clock). Set by the parent process from its plan.
+  std::optional<SolverFigures> solver;
   // How it was simulated (docs/scale.md): "folded: ..." or "full: <why not folded>", and the
   // size of the run: tasks in the plan's graph, SimGrid activities and timers, distinct
   // instants at which they ended, tasks fused into another's activity.

@@ -9,6 +9,7 @@
 #include "core/moe_figures.h"
 #include "core/pipeline_figures.h"
 #include "core/scenario.h"
+#include "core/solver_figures.h"
 #include "core/strategy_options.h"
 #include "core/task_graph.h"
 
@@ -30,6 +31,9 @@ struct Plan {
   // Pipelined plans only (kinds pipeline and 3d, and the pipeline planners): the partition and
   // what a planner chose and predicted, for the report (core/pipeline_figures.h).
   std::optional<PipelineFigures> pipeline;
+  // Plans a MILP planner chose: its objective and solve time, for the console only
+  // (core/solver_figures.h).
+  std::optional<SolverFigures> solver;
   // Whether the graph is folded (strategies/fold.h): "folded: ..." or "full: <why not>".
   std::string fold;
 };

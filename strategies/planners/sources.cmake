@@ -45,3 +45,19 @@ list(APPEND STRATEGY_TESTS
   planners/hph_topology_test.cpp
   planners/merak_test.cpp
 )
+# Oases' TP-degree planner (TPDS; arXiv 2305.16121): an ILP over the sub-layers, solved by milp.h.
+list(APPEND STRATEGY_SOURCES
+  planners/oases_planner.cpp
+  planners/oases_profile.cpp
+)
+list(APPEND STRATEGY_TESTS
+  planners/oases_planner_test.cpp
+  planners/oases_profile_test.cpp
+)
+# The `oases` kind's `planner: ilp` (strategies/tensor/oases.h lowers its choice).
+list(APPEND STRATEGY_SOURCES
+  planners/oases_strategy.cpp
+)
+list(APPEND STRATEGY_TESTS
+  planners/oases_strategy_test.cpp
+)

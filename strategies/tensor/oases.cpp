@@ -12,6 +12,7 @@
 #include "strategies/batching.h"
 #include "strategies/distributed_optimizer.h"
 #include "strategies/layer_tasks.h"
+#include "strategies/planners/oases_strategy.h"
 #include "strategies/tensor/megatron.h"
 #include "strategies/tensor/tp_layer.h"
 
@@ -346,6 +347,11 @@ const OptionSpecs& OasesOptions() {
              "fraction of its own (NCCL kernels take SMs); mean 0.189 measured by Lee et al. "
              "2025, arXiv 2507.03114")
           .Derived("the calibration's sm_interference for the GPU kind, else 0.189"),
+      OneOf("planner", {"none", "ilp"},
+            "ilp: Oases' planner chooses every sub-layer's tensor degree (its ILP, solved by "
+            "GLPK; strategies/planners/oases_strategy.h) instead of tensor, first_tensor and "
+            "cutpoint")
+          .Default("none"),
   };
   return options;
 }
@@ -365,7 +371,18 @@ Plan PlanOases(const Scenario& s, const StrategySpec& spec) {
   }
   const bool recompute = opt.Bool("recompute") || m.recompute == Recompute::kFull;
   const double sm = opt.Double("sm_interference", OasesSmInterference(s));
+  const bool ilp = opt.Choice("planner") == "ilp";
   opt.Finish();
+  if (ilp) {
+    for (const char* key : {"tensor", "first_tensor", "cutpoint"}) {
+      if (opt.Given(key)) {
+        throw opt.Fail(key,
+                       "the planner chooses the degrees (planner: ilp): give tensor, "
+                       "first_tensor and cutpoint only without it");
+      }
+    }
+    return planners::PlanOasesWithIlp(s, recompute, sm, opt);
+  }
 
   for (const char* key : {"tensor", "first_tensor"}) {
     const int d = std::string(key) == "tensor" ? t : first;
