@@ -7,6 +7,7 @@
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
 #include "strategies/planners/merak.h"
+#include "strategies/sharded/hsdp.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 
@@ -32,6 +33,10 @@ const Entry kPlanners[] = {
      "ZeRO-2: optimizer states and gradients sharded", "{}"},
     {"zero3", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(3); },
      "ZeRO-3 / FSDP: weights, gradients and optimizer states sharded; hybrid sharding", "{}"},
+    {"hsdp", PlanHsdp, HsdpOptions,
+     "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
+     "sharded across them, collectives on both links at once; MILP planner for the split",
+     "{}"},
     {"tensor", PlanTensorParallel, TensorParallelOptions,
      "Megatron-LM tensor parallel (+ sequence parallel) x data parallel", "{degree: 4}"},
     {"pipeline", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(false); },
