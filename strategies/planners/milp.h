@@ -31,8 +31,7 @@ class Problem {
 
   // A column with bounds lower <= x <= upper (either may be infinite) and objective
   // coefficient `cost`; `integer` restricts it to integers. Returns its index.
-  int AddVariable(const std::string& name, double lower, double upper, double cost,
-                  bool integer);
+  int AddVariable(const std::string& name, double lower, double upper, double cost, bool integer);
   int AddBinary(const std::string& name, double cost) {
     return AddVariable(name, 0, 1, cost, true);
   }

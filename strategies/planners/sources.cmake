@@ -16,9 +16,11 @@ list(APPEND STRATEGY_SOURCES
   planners/piper.cpp
   planners/baselines.cpp
   planners/merak.cpp
+  planners/milp.cpp
 )
 list(APPEND STRATEGY_TESTS
   planners/planner_test.cpp
+  planners/milp_test.cpp
   planners/lower_plan_test.cpp
   planners/profile_test.cpp
   planners/autopipe_sim_test.cpp
