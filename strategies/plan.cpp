@@ -33,10 +33,6 @@ const Entry kPlanners[] = {
      "ZeRO-2: optimizer states and gradients sharded", "{}"},
     {"zero3", PlanZero, []() -> const OptionSpecs& { return ZeroOptions(3); },
      "ZeRO-3 / FSDP: weights, gradients and optimizer states sharded; hybrid sharding", "{}"},
-    {"hsdp", PlanHsdp, HsdpOptions,
-     "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
-     "sharded across them, collectives on both links at once; MILP planner for the split",
-     "{}"},
     {"tensor", PlanTensorParallel, TensorParallelOptions,
      "Megatron-LM tensor parallel (+ sequence parallel) x data parallel", "{degree: 4}"},
     {"pipeline", PlanPipeline, []() -> const OptionSpecs& { return PipelineOptions(false); },
@@ -73,6 +69,10 @@ const Entry kPlanners[] = {
     {"merak", planners::PlanMerak, planners::MerakOptions,
      "Merak 3D: shifted critical path, stage-aware recomputation, sub-pipelined TP",
      "{stages: 4, tensor: 2, micro_batches: 8}"},
+    {"hsdp", PlanHsdp, HsdpOptions,
+     "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
+     "sharded across them, collectives on both links at once; MILP planner for the split",
+     "{}"},
 };
 
 }  // namespace

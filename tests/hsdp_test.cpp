@@ -18,7 +18,8 @@
 namespace stratasim {
 namespace {
 
-// 2 servers x 4 A100s, NVSwitch 100 GB/s per GPU, one 25 GB/s NIC per GPU; rings of one
+// 2 servers x 4 A100s, NVSwitch 100 GB/s per GPU, one 25 GB/s NIC per GPU (rates as written:
+// efficiency 1, docs/links.md); rings of one
 // channel with the simple protocol, no kernel launch cost, one micro-batch, no prefetch (so
 // that each unit's all-gathers start when the previous unit's compute ends, with nothing
 // else on the links).
@@ -30,8 +31,8 @@ cluster:
       count: 2
       gpu: A100-SXM4-80GB
       gpus_per_server: 4
-      nvswitch: {bandwidth: "100GB/s", latency: "1us"}
-      nics: {count: 4, bandwidth: "25GB/s", latency: "2us"}
+      nvswitch: {bandwidth: "100GB/s", latency: "1us", efficiency: 1}
+      nics: {count: 4, bandwidth: "25GB/s", latency: "2us", efficiency: 1}
   network: {kind: single_switch, latency: "1us"}
 model: {kind: gpt, layers: 4, hidden: 2048, heads: 16, sequence: 512, vocabulary: 8192}
 training:
@@ -180,7 +181,8 @@ TEST_F(HsdpSimulated, FoldedRunEqualsTheFullRun) {
 TEST(HsdpPlannerInScenario, MemoryInfeasibleIsALocatedNoFeasiblePlanError) {
   std::string text = kScenario;
   text.replace(text.find("  servers:"), 0,
-               "  gpus:\n    - {name: tiny-gpu, peak: {bf16: \"100TFLOPS\"}, memory: \"1GiB\", "
+               "  gpus:\n    - {name: tiny-gpu, peak: {bf16: \"100TFLOPS\", fp16: \"100TFLOPS\"}, "
+               "memory: \"1GiB\", "
                "memory_bandwidth: \"1TB/s\"}\n");
   text.replace(text.find("gpu: A100-SXM4-80GB"), std::string("gpu: A100-SXM4-80GB").size(),
                "gpu: tiny-gpu");

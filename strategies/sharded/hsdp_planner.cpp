@@ -148,6 +148,12 @@ HsdpSplitProblem BuildHsdpSplitProblem(const HsdpCostInput& in) {
       const double shards =
           std::max(a > 0 ? planners::AllReduceSeconds(in.cluster, in.inter, a / g) : 0.0,
                    b > 0 ? planners::AllReduceSeconds(in.cluster, in.intra, b / s) : 0.0);
+      if (!std::isfinite(phase) || !std::isfinite(shards)) {
+        throw Error("HSDP planner: a link of the cluster view has no bandwidth (GPU-to-GPU " +
+                    FormatBandwidth(in.cluster.intra_Bps.front()) + ", NIC " +
+                    FormatBandwidth(in.cluster.nic_Bps.empty() ? 0 : in.cluster.nic_Bps.front()) +
+                    ")");
+      }
       seconds.push_back(in.micro_batches * 3 * phase + shards);
       states.push_back(in.state_bytes_per_param * (alpha * params / g + (1 - alpha) * params / s));
     }

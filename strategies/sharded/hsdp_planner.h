@@ -74,7 +74,7 @@ struct HsdpCostInput {
   double gathered_bytes_per_param = 2;  // 16-bit weights and gradients
   double state_bytes_per_param = 16;    // mixed-precision Adam
   int micro_batches = 1;
-  int levels = 8;  // fractions 0, 1/levels, ..., 1
+  int levels = 20;  // fractions 0, 1/levels, ..., 1
   double fixed_bytes = 0;
   double limit_bytes = 0;
 };

@@ -23,6 +23,7 @@ Scenario Cluster(int servers, int per_server) {
   t.micro_batch = 2;
   Scenario s = testing::TinyGptScenario(t);
   s.cluster.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
+  s.cluster.groups[0].nics = NicSpec{per_server, LinkSpec{25e9, 2e-6}};  // one per GPU
   s.simulation.fold = false;  // every rank has its own tasks
   return s;
 }
@@ -145,8 +146,11 @@ TEST(Hsdp, SplitOneIsHybridShardingAndSplitZeroShardsAlongRails) {
   ASSERT_EQ(one.size(), hybrid.size());
   for (const auto& [k, v] : hybrid) EXPECT_NEAR(one.at(k), v, 1e-6 * v);
   // split 0: every all-gather and reduce-scatter along a rail of 2.
-  for (const Collective& c : PlanHsdp(s, Spec({{"split", "0"}})).graph.collectives()) {
-    if (c.kind != CollectiveKind::kAllReduce) EXPECT_EQ(c.ranks.size(), 2u);
+  const Plan zero = PlanHsdp(s, Spec({{"split", "0"}}));
+  for (const Collective& c : zero.graph.collectives()) {
+    if (c.kind != CollectiveKind::kAllReduce) {
+      EXPECT_EQ(c.ranks.size(), 2u);
+    }
   }
 }
 
@@ -188,7 +192,7 @@ TEST(Hsdp, BadOptionsAreLocatedErrors) {
        "s.yaml:9:5: strategies[0].options.split = \"1.5\": the fraction in fragment A must be in "
        "[0, 1]"},
       {{{"split", "-0.25"}}, "options.split = \"-0.25\": the fraction in fragment A must be in"},
-      {{{"split", ""}}, "options.split = \"\": expected auto or a fraction"},
+      {{{"split", ""}}, "strategies[0].options.split: expected auto or a fraction"},
       {{{"split", "nan"}}, "options.split = \"nan\": expected auto or a fraction"},
       {{{"split", "0.5"}, {"split_levels", "4"}},
        "s.yaml:9:5: strategies[0].options.split_levels = \"4\": applies to split: auto only "
