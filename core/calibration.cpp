@@ -43,7 +43,7 @@ std::vector<EfficiencyBand> Bands(const Reader& r, const Field& f) {
 }
 
 GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_far) {
-  Map m(r, f, {"gpu", "memory_efficiency", "kernel_launch", "compute"});
+  Map m(r, f, {"gpu", "memory_efficiency", "kernel_launch", "sm_interference", "compute"});
   GpuCalibration g;
   const Field gpu = m.Require("gpu");
   g.gpu = r.String(gpu);
@@ -51,6 +51,7 @@ GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_f
   if (so_far.FindGpu(g.gpu) != nullptr) r.Fail(gpu, "GPU kind listed twice");
   if (auto e = m.Get("memory_efficiency")) g.memory_efficiency = r.Fraction(*e);
   if (auto launch = m.Get("kernel_launch")) g.kernel_launch_s = r.Seconds(*launch);
+  if (auto sm = m.Get("sm_interference")) g.sm_interference = r.Fraction(*sm);
   if (auto compute = m.Get("compute")) {
     const std::vector<std::string> names = OpKindNames();
     Map cm(r, *compute, names);

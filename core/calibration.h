@@ -13,6 +13,8 @@
 //     - gpu: H100-SXM5                  # a GPU kind name as the cluster uses it
 //       memory_efficiency: 0.85         # optional, in [0.0001, 1]
 //       kernel_launch: "5us"            # optional, a time >= 0
+//       sm_interference: 0.19           # optional, in [0.0001, 1]: slowdown of a kernel that
+//                                       # overlaps a collective (NCCL takes SMs)
 //       compute:                        # optional; op kinds: gemm attention elementwise
 //         gemm:                         #   optimizer other
 //           - {max_flops: 1e9, efficiency: 0.25}   # ops of at most 1 GFLOP
@@ -53,6 +55,9 @@ struct GpuCalibration {
   std::map<OpKind, std::vector<EfficiencyBand>> compute;  // bands by increasing max_flops
   std::optional<double> memory_efficiency;
   std::optional<double> kernel_launch_s;
+  // Extra time of a compute kernel while an NCCL kernel runs beside it, as a fraction of its
+  // time alone (strategies/tensor/oases.h); nullopt: the strategy's documented default.
+  std::optional<double> sm_interference;
 
   // The measured efficiency of a `kind` op of `flops` FLOPs; nullopt when the file has no
   // table for that kind.

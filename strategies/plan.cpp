@@ -10,6 +10,7 @@
 #include "strategies/sharded/hsdp.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
+#include "strategies/tensor/oases.h"
 
 namespace stratasim {
 namespace {
@@ -69,6 +70,10 @@ const Entry kPlanners[] = {
     {"merak", planners::PlanMerak, planners::MerakOptions,
      "Merak 3D: shifted critical path, stage-aware recomputation, sub-pipelined TP",
      "{stages: 4, tensor: 2, micro_batches: 8}"},
+    {"oases", PlanOases, OasesOptions,
+     "Oases (TPDS): tensor parallel in two sub-batches whose all-reduces overlap compute, "
+     "communication-free recomputation, two degrees with a cutpoint",
+     "{tensor: 4, recompute: true}"},
     {"hsdp", PlanHsdp, HsdpOptions,
      "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
      "sharded across them, collectives on both links at once; MILP planner for the split",

@@ -121,6 +121,18 @@ class TensorLayerEmitter {
   // Runs each layer's attention core as a context-parallel ring from now on.
   void SetContextRing(const ContextRing& ring) { ring_ = ring; }
 
+  // Oases (strategies/tensor/oases.h), at sub-pipelining level 3:
+  // Each half kernel that runs while the other half's all-reduce is in flight (the segment of
+  // half 1 after half 0's all-reduce, the segment of half 0 after half 1's) is followed on its
+  // stream by a task of `fraction` times its work (Phase::kOther, category "sm_interference"):
+  // the SMs the NCCL kernel takes. 0: none.
+  void SetSmInterference(double fraction) { sm_interference_ = fraction; }
+  // A Recompute emitted right after a sub-pipelined Backward starts from the compute stream, not
+  // from the backward's last all-reduce, and the next Backward still continues the halves: a
+  // recomputation without collectives (Oases' communication-free recomputation) then overlaps
+  // the last input-gradient all-reduce of the layer after it (Oases' cross-pass overlap).
+  void OverlapRecompute() { overlap_recompute_ = true; }
+
  private:
   void Comm(CollectiveKind kind, const std::vector<std::vector<int>>& groups, int iteration,
             const std::string& name, Phase phase, std::vector<TaskId>& last);
@@ -205,7 +217,12 @@ class TensorLayerEmitter {
   // the next layer continues both halves when `last` is still that.
   struct HalfChains {
     std::vector<TaskId> first_half, exit;
+    bool in_flight = false;  // the second half's last all-reduce overlaps what continues
   };
+  // The task after compute task `after` (of rank r, on `stream`) that charges the SMs an
+  // overlapped all-reduce takes: sm_interference_ times `cost`. Returns `after` when off.
+  TaskId Interfere(int r, const std::string& name, OpKind kind, const KernelCost& cost,
+                   int iteration, TaskId after, int stream);
   // Whether `chains` continue into a layer that starts after `last`; sets `first` to where its
   // first half starts.
   bool Continues(const HalfChains& chains, const std::vector<std::vector<int>>& groups,
@@ -223,6 +240,8 @@ class TensorLayerEmitter {
   int sub_comm_stream_ = -1, sub_compute_stream_ = -1;
   bool sub_layer_ = false;  // the layer being emitted runs in halves
   HalfChains sub_forward_, sub_backward_;
+  double sm_interference_ = 0;
+  bool overlap_recompute_ = false;
 };
 
 }  // namespace stratasim

@@ -67,6 +67,33 @@ void TensorLayerEmitter::HalfAllReduce(const std::vector<std::vector<int>>& grou
   }
 }
 
+TaskId TensorLayerEmitter::Interfere(int r, const std::string& name, OpKind kind,
+                                     const KernelCost& cost, int iteration, TaskId after,
+                                     int stream) {
+  if (sm_interference_ <= 0) return after;
+  // The same kernel shape, so the same achieved efficiency: about sm_interference_ times the
+  // kernel's time (plus one launch).
+  KernelCost extra = cost;
+  extra.flops *= sm_interference_;
+  extra.bytes *= sm_interference_;
+  Task k;
+  k.kind = TaskKind::kCompute;
+  k.rank = r;
+  k.stream = stream >= 0 ? stream : stream_;
+  k.iteration = iteration;
+  k.phase = Phase::kOther;  // no model FLOPs
+  k.name = Name::Join(prefix_, name + "/sm_interference");
+  k.category = Name("sm_interference");
+  k.op = kind;
+  k.dtype = cost.dtype.value_or(dtype_);
+  k.flops = extra.flops;
+  k.bytes = extra.bytes;
+  k.gemm = extra.gemm;
+  k.causal = extra.causal;
+  k.deps.push_back(after);
+  return g_.Add(std::move(k));
+}
+
 void TensorLayerEmitter::SplitGemmAllReduce(const std::string& comm_name, const std::string& name,
                                             const OpCost& op, const KernelCost& cost, Phase phase,
                                             const std::vector<std::vector<int>>& groups,
@@ -122,7 +149,16 @@ void TensorLayerEmitter::HalvesForward(const LayerCost& L, Phase phase,
   // layer at a time, just before its backward).
   const bool cross = sub_level_ == 3 && phase == Phase::kForward;
   std::vector<TaskId> h[2] = {last, last};
-  if (cross) Continues(sub_forward_, groups, last, h[0]);
+  // Whether the all-reduce of half 1 that ended the previous segment is still in flight.
+  bool carried = cross && Continues(sub_forward_, groups, last, h[0]) && sub_forward_.in_flight;
+  // Oases: a recomputation without collectives right after a backward needs no gradient: both
+  // halves follow the compute stream, beside the backward's last all-reduce.
+  const bool after_backward = sub_level_ == 3 && phase == Phase::kRecompute && overlap_recompute_ &&
+                              Continues(sub_backward_, groups, last, h[0]);
+  if (after_backward) {
+    h[1] = h[0];
+    carried = sub_backward_.in_flight;
+  }
   std::vector<const OpCost*> ops;
   for (const OpCost& op : L.ops) {
     if (!op.forward.empty() && (phase == Phase::kForward || op.recomputed)) ops.push_back(&op);
@@ -139,6 +175,10 @@ void TensorLayerEmitter::HalvesForward(const LayerCost& L, Phase phase,
       // Level 3: the second half's kernels after the layer's last all-reduce run on a stream of
       // their own, beside the first half's next layer; they end after the first half's.
       const bool side = cross && !reduce && half == 1;
+      // Half 1 runs beside half 0's all-reduce of this segment; half 0 beside half 1's of the
+      // segment before.
+      const bool overlapped = half == 0 ? carried : reduce;
+      const int stream = side ? sub_compute_stream_ : -1;
       for (size_t k = begin; k < end; ++k) {
         const OpCost& op = *ops[k];
         const KernelCost cost = Half(op, op.forward);
@@ -147,8 +187,10 @@ void TensorLayerEmitter::HalvesForward(const LayerCost& L, Phase phase,
           for (int r : ranks) {
             std::vector<TaskId> deps = {h[half][r]};
             if (side) deps.push_back(h[0][r]);
-            h[half][r] = AddKernel(r, name, op.kind, cost, phase, iteration, deps,
-                                   side ? sub_compute_stream_ : -1);
+            h[half][r] = AddKernel(r, name, op.kind, cost, phase, iteration, deps, stream);
+            if (overlapped) {
+              h[half][r] = Interfere(r, name, op.kind, cost, iteration, h[half][r], stream);
+            }
           }
         }
       }
@@ -157,13 +199,21 @@ void TensorLayerEmitter::HalvesForward(const LayerCost& L, Phase phase,
                       L.name + "/" + ops[end - 1]->name + "/tp_all_reduce" + HalfName(half), phase,
                       h[half]);
       }
+      if (half == 1) carried = reduce;
     }
     begin = end;
+  }
+  if (after_backward) {
+    // The backward goes on: its first half after the recomputation, its second half after its
+    // last all-reduce as before (`last` is unchanged).
+    sub_backward_.first_half = h[1];
+    sub_backward_.in_flight = false;
+    return;
   }
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks) last[r] = h[1][r];
   }
-  if (cross) sub_forward_ = HalfChains{h[0], h[1]};
+  if (cross) sub_forward_ = HalfChains{h[0], h[1], carried};
 }
 
 void TensorLayerEmitter::HalvesBackward(const LayerCost& L,
@@ -171,7 +221,7 @@ void TensorLayerEmitter::HalvesBackward(const LayerCost& L,
                                         std::vector<TaskId>& last) {
   const bool cross = sub_level_ == 3;
   std::vector<TaskId> h[2] = {last, last};
-  if (cross) Continues(sub_backward_, groups, last, h[0]);
+  bool carried = cross && Continues(sub_backward_, groups, last, h[0]) && sub_backward_.in_flight;
   std::vector<const OpCost*> ops;  // in backward order
   for (auto op = L.ops.rbegin(); op != L.ops.rend(); ++op) {
     if (!op->backward_input.empty() || !op->backward_weight.empty() || IsColumnParallel(*op)) {
@@ -190,6 +240,7 @@ void TensorLayerEmitter::HalvesBackward(const LayerCost& L,
       // The second half's all-reduce ending the layer must follow its weight gradient, which
       // otherwise runs while the all-reduce does.
       const bool wgrad_first = reduce && end == ops.size() && half == 1;
+      const bool overlapped = half == 0 ? carried : reduce;  // as in HalvesForward
       auto kernel = [&](const OpCost& op, const KernelCost& c, const std::string& what) {
         if (c.empty()) return;
         const KernelCost cost = Half(op, c);
@@ -200,6 +251,9 @@ void TensorLayerEmitter::HalvesBackward(const LayerCost& L,
             if (side) deps.push_back(h[0][r]);
             h[half][r] =
                 AddKernel(r, name, op.kind, cost, Phase::kBackward, iteration, deps, stream);
+            if (overlapped) {
+              h[half][r] = Interfere(r, name, op.kind, cost, iteration, h[half][r], stream);
+            }
           }
         }
       };
@@ -222,18 +276,21 @@ void TensorLayerEmitter::HalvesBackward(const LayerCost& L,
           const std::string name = L.name + "/" + op.name + "/wgrad" + HalfName(half);
           for (const std::vector<int>& ranks : groups) {
             for (int r : ranks) {
-              AddKernel(r, name, op.kind, cost, Phase::kBackward, iteration, {input_grad[r]});
+              const TaskId wgrad =
+                  AddKernel(r, name, op.kind, cost, Phase::kBackward, iteration, {input_grad[r]});
+              Interfere(r, name, op.kind, cost, iteration, wgrad, -1);  // beside its all-reduce
             }
           }
         }
       }
+      if (half == 1) carried = reduce;
     }
     begin = end;
   }
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks) last[r] = h[1][r];
   }
-  if (cross) sub_backward_ = HalfChains{h[0], h[1]};
+  if (cross) sub_backward_ = HalfChains{h[0], h[1], carried};
 }
 
 }  // namespace stratasim
