@@ -8,6 +8,7 @@
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
 #include "strategies/planners/merak.h"
+#include "strategies/sharded/hsdp.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
 #include "strategies/tensor/oases.h"
@@ -78,6 +79,10 @@ const Entry kPlanners[] = {
      "TriRace: PipeDream-2BW with prioritised point-to-point, deferred dense and sparse "
      "embedding communication classes, topology-aware gating",
      "{stages: 2}"},
+    {"hsdp", PlanHsdp, HsdpOptions,
+     "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
+     "sharded across them, collectives on both links at once; MILP planner for the split",
+     "{}"},
 };
 
 }  // namespace

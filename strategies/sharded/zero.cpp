@@ -1,8 +1,6 @@
 #include "strategies/sharded/zero.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "core/units.h"
 #include "models/memory.h"
@@ -11,61 +9,10 @@
 #include "strategies/fold.h"
 #include "strategies/gradient_buckets.h"
 #include "strategies/layer_tasks.h"
+#include "strategies/sharded/fsdp_units.h"
+#include "strategies/sharded/shard_groups.h"
 
 namespace stratasim {
-namespace {
-
-// The groups: each rank shards its states over shard[shard_of[r]]; with hybrid sharding it
-// all-reduces its shard with the ranks of replica[replica_of[r]] (one per server).
-struct Groups {
-  std::vector<std::vector<int>> shard, replica;
-  std::vector<int> shard_of, replica_of;
-  int shard_size = 1;
-};
-
-Groups MakeGroups(const Scenario& s, bool per_server, const OptionReader& opt) {
-  const int gpus = s.cluster.NumGpus();
-  Groups g;
-  g.shard_of.assign(gpus, 0);
-  g.replica_of.assign(gpus, -1);
-  if (!per_server) {
-    g.shard.emplace_back();
-    for (int r = 0; r < gpus; ++r) g.shard[0].push_back(r);
-    g.shard_size = gpus;
-    return g;
-  }
-  std::map<int, std::vector<int>> by_server;
-  for (int r = 0; r < gpus; ++r) by_server[s.cluster.Locate(r).server].push_back(r);
-  for (auto& [server, ranks] : by_server) {
-    if (ranks.size() != by_server.begin()->second.size()) {
-      throw opt.Fail("shard_group", "hybrid sharding needs servers with equal GPU counts (server " +
-                                        std::to_string(server) + " has " +
-                                        std::to_string(ranks.size()) + ", server " +
-                                        std::to_string(by_server.begin()->first) + " has " +
-                                        std::to_string(by_server.begin()->second.size()) + ")");
-    }
-    for (int r : ranks) g.shard_of[r] = static_cast<int>(g.shard.size());
-    g.shard.push_back(ranks);
-  }
-  g.shard_size = static_cast<int>(g.shard[0].size());
-  if (g.shard.size() > 1) {
-    for (int j = 0; j < g.shard_size; ++j) {
-      std::vector<int> rep;
-      for (const auto& sh : g.shard) {
-        g.replica_of[sh[j]] = static_cast<int>(g.replica.size());
-        rep.push_back(sh[j]);
-      }
-      g.replica.push_back(rep);
-    }
-  }
-  return g;
-}
-
-std::string TaskNameOf(int it, int mb, const std::string& what) {
-  return "it" + std::to_string(it) + (mb >= 0 ? "/mb" + std::to_string(mb) : "") + "/" + what;
-}
-
-}  // namespace
 
 const OptionSpecs& ZeroOptions(int stage) {
   const OptionSpec shard_group =
@@ -120,7 +67,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   const int gpus = s.cluster.NumGpus();
   const int micro_batches = MicroBatchesPerReplica(
       tr, gpus, "sharded data parallelism over " + std::to_string(gpus) + " GPUs", opt);
-  const Groups groups = MakeGroups(s, hybrid, opt);
+  const ShardGroups groups = MakeShardGroups(s, hybrid, opt, "shard_group");
   const int n = groups.shard_size;
 
   const Workload w = BuildWorkload(s.model, tr.micro_batch, tr.precision, tr.seed);
@@ -141,7 +88,6 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   const int comm = g.Stream("comm");
   const int comm_rs = stage == 3 ? g.Stream("comm_rs") : comm;
   const int layers = static_cast<int>(w.layers.size());
-  const std::vector<TaskId> none(gpus, -1);
 
   // Folding (strategies/fold.h): every GPU is a data-parallel replica; the first server(s)
   // compute, the others keep their members of the collectives that span blocks as mirrors,
@@ -151,22 +97,10 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
   plan.fold = DescribeFold(folding, gpus);
   // Set before any task, so that figures measured as tasks retire know it (docs/scale.md).
   if (folding.fold) g.SetFold(FoldRepresentatives(gpus, block));
-  auto collectives = [&](const std::vector<std::vector<int>>& of, CollectiveKind kind, double bytes,
-                         int stream, int it, const Name& name, const std::vector<TaskId>& deps) {
-    std::vector<std::vector<int>> kept;
-    for (const std::vector<int>& group : of) {
-      if (*std::min_element(group.begin(), group.end()) < block) kept.push_back(group);
-    }
-    const std::vector<TaskId> member_of =
-        AddGroupCollectives(g, kept, kind, bytes, act, stream, it, name, deps);
-    for (int r = block; r < gpus; ++r) {
-      if (member_of[r] >= 0) g.SetMirror(member_of[r], member_of[r % block]);
-    }
-    return member_of;
-  };
+  const FoldedCollectives folded(g, gpus, block, act);
 
-  // The tasks each rank's first compute of an iteration waits for: the previous iteration's
-  // parameter all-gathers (zero1/2) or its optimizer step (zero3).
+  // zero1/2: the tasks each rank's first compute of an iteration waits for, the previous
+  // iteration's parameter all-gathers (zero3's lowering, fsdp_units.h, keeps its own).
   std::vector<std::vector<TaskId>> ready(gpus);
 
   double moved_per_iteration = 0;  // bytes per rank, for the notes
@@ -184,7 +118,7 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         if (it == 0) AddModelStates(g, at, w.params, tr.precision, sharding);
         TaskId last = -1;
         for (int mb = 0; mb < micro_batches; ++mb) {
-          at.prefix = TaskNameOf(it, mb, "");
+          at.prefix = ShardedTaskName(it, mb, "");
           for (int i = 0; i < layers; ++i) {
             const TaskId first = g.next_id();
             last = AddForward(g, w.layers[i], act, at, last);
@@ -205,17 +139,17 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         for (size_t k = 0; k < buckets.size(); ++k) {
           std::vector<TaskId> deps(gpus);
           for (int r = 0; r < gpus; ++r) deps[r] = grads_ready[mb][r][buckets[k].ready_after_layer];
-          reduced.push_back(collectives(
+          reduced.push_back(folded.Add(
               groups.shard, CollectiveKind::kReduceScatter, buckets[k].params * e, comm, it,
-              TaskNameOf(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
+              ShardedTaskName(it, mb, "reduce_scatter/bucket" + std::to_string(k)), deps));
           moved_per_iteration += ring * buckets[k].params * e;
         }
       }
       if (!groups.replica.empty()) {
         for (size_t k = 0; k < buckets.size(); ++k) {
-          reduced[k] = collectives(
+          reduced[k] = folded.Add(
               groups.replica, CollectiveKind::kAllReduce, buckets[k].params * e / n, comm, it,
-              TaskNameOf(it, -1, "replica_allreduce/bucket" + std::to_string(k)), reduced[k]);
+              ShardedTaskName(it, -1, "replica_allreduce/bucket" + std::to_string(k)), reduced[k]);
         }
       }
       // Adam on the shard, then all-gather of the updated 16-bit weights per bucket.
@@ -225,15 +159,15 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
         t.rank = r;
         t.stream = compute;
         t.iteration = it;
-        t.name = TaskNameOf(it, -1, "adam");
+        t.name = ShardedTaskName(it, -1, "adam");
         for (const auto& members : reduced) t.deps.push_back(members[r]);
         step[r] = g.Add(std::move(t));
         ready[r].clear();
       }
       for (size_t k = 0; k < buckets.size(); ++k) {
         const std::vector<TaskId> ag =
-            collectives(groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, comm, it,
-                        TaskNameOf(it, -1, "all_gather/bucket" + std::to_string(k)), step);
+            folded.Add(groups.shard, CollectiveKind::kAllGather, buckets[k].params * e, comm, it,
+                       ShardedTaskName(it, -1, "all_gather/bucket" + std::to_string(k)), step);
         for (int r = 0; r < block; ++r) ready[r].push_back(ag[r]);
         moved_per_iteration += ring * buckets[k].params * e;
       }
@@ -243,113 +177,25 @@ Plan PlanZero(const Scenario& s, const StrategySpec& spec) {
                          (stage == 2 ? "every micro-batch" : "after the last micro-batch") +
                          " and all-gathered after the step");
   } else {
-    // FSDP units: groups of consecutive layers whose weights are gathered together.
-    std::vector<std::vector<int>> units;
-    for (int i = 0; i < layers; ++i) {
-      if (unit == "layer" || units.empty()) units.emplace_back();
-      units.back().push_back(i);
-    }
-    const int num_units = static_cast<int>(units.size());
-    std::vector<double> unit_params(num_units, 0);
-    for (int u = 0; u < num_units; ++u) {
-      for (int i : units[u]) unit_params[u] += w.layers[i].params;
-    }
-    for (int it = 0; it < iterations; ++it) {
-      // The passes of the iteration in compute order: per micro-batch, every unit's forward,
-      // then every unit's backward in reverse. Each needs its unit's weights gathered.
-      struct Pass {
-        int mb, unit;
-        bool backward;
-      };
-      std::vector<Pass> passes;
-      for (int mb = 0; mb < micro_batches; ++mb) {
-        for (int u = 0; u < num_units; ++u) passes.push_back({mb, u, false});
-        for (int u = num_units - 1; u >= 0; --u) passes.push_back({mb, u, true});
-      }
-      std::vector<std::vector<TaskId>> pass_end(passes.size(), none);
-      std::vector<TaskId> last(gpus, -1);
-      std::vector<std::vector<TaskId>> reduced(num_units, none);  // last micro-batch's
-      if (it == 0) {
-        for (int r = 0; r < block; ++r) {
-          AddModelStates(g, TaskPlace{r, compute, it, ""}, w.params, tr.precision, sharding);
-        }
-      }
-      for (size_t p = 0; p < passes.size(); ++p) {
-        const Pass& pass = passes[p];
-        const std::string what = w.layers[units[pass.unit].front()].name +
-                                 (units[pass.unit].size() > 1 ? "+" : "") +
-                                 (pass.backward ? "/bwd" : "/fwd");
-        const double full = unit_params[pass.unit] * e;
-        std::vector<TaskId> gathered = none;
-        if (full > 0) {
-          // Issued after the pass two back (prefetch: while the previous pass computes) or
-          // after the previous pass; the first passes wait for the previous step.
-          const size_t back = prefetch ? 2 : 1;
-          std::vector<TaskId> deps(gpus, -1);
-          for (int r = 0; r < block; ++r) {
-            deps[r] =
-                p >= back ? pass_end[p - back][r] : (ready[r].empty() ? -1 : ready[r].front());
-            const TaskId alloc = AddMemory(g, TaskPlace{r, comm, it, TaskNameOf(it, pass.mb, "")},
-                                           what + "/gather", "gathered_weights", full);
-            if (deps[r] >= 0) g.AddDep(alloc, deps[r]);
-          }
-          gathered = collectives(groups.shard, CollectiveKind::kAllGather, full, comm, it,
-                                 TaskNameOf(it, pass.mb, what + "/all_gather"), deps);
-          moved_per_iteration += ring * full;
-        }
-        for (int r = 0; r < block; ++r) {
-          const TaskPlace at{r, compute, it, TaskNameOf(it, pass.mb, "")};
-          const TaskId first = g.next_id();
-          if (pass.backward) {
-            // The unit's full gradient lives until its reduce-scatter ends.
-            AddMemory(g, at, what + "/unit_gradients", "gradients", full);
-            for (auto i = units[pass.unit].rbegin(); i != units[pass.unit].rend(); ++i) {
-              last[r] = AddBackward(g, w.layers[*i], act, at, last[r]);
-            }
-          } else {
-            for (int i : units[pass.unit]) {
-              last[r] = AddForward(g, w.layers[i], act, at, last[r]);
-            }
-          }
-          if (gathered[r] >= 0) g.AddDep(first, gathered[r]);
-          if (p == 0 && !ready[r].empty()) g.AddDep(first, ready[r].front());
-          if (full > 0) AddMemory(g, at, what + "/gather", "gathered_weights", -full);
-          pass_end[p][r] = last[r];
-        }
-        if (pass.backward && full > 0) {
-          const std::vector<TaskId> rs =
-              collectives(groups.shard, CollectiveKind::kReduceScatter, full, comm_rs, it,
-                          TaskNameOf(it, pass.mb, what + "/reduce_scatter"), pass_end[p]);
-          moved_per_iteration += ring * full;
-          for (int r = 0; r < block; ++r) {
-            AddMemory(g, TaskPlace{r, comm_rs, it, TaskNameOf(it, pass.mb, "")},
-                      what + "/unit_gradients", "gradients", -full);
-          }
-          if (pass.mb == micro_batches - 1) reduced[pass.unit] = rs;
-        }
-      }
-      if (!groups.replica.empty()) {
-        for (int u = 0; u < num_units; ++u) {
-          if (unit_params[u] <= 0) continue;
-          reduced[u] = collectives(
-              groups.replica, CollectiveKind::kAllReduce, unit_params[u] * e / n, comm_rs, it,
-              TaskNameOf(it, -1, w.layers[units[u].front()].name + "/replica_allreduce"),
-              reduced[u]);
-        }
-      }
-      for (int r = 0; r < block; ++r) {
-        Task t = AdamStepTask(w.params / n, tr.precision);
-        t.rank = r;
-        t.stream = compute;
-        t.iteration = it;
-        t.name = TaskNameOf(it, -1, "adam");
-        for (const auto& members : reduced) {
-          if (members[r] >= 0) t.deps.push_back(members[r]);
-        }
-        ready[r] = {g.Add(std::move(t))};
-      }
-    }
-    plan.notes.push_back(std::to_string(num_units) + " FSDP unit(s) (" + unit +
+    FsdpUnits units;
+    units.units = FsdpUnitLayers(layers, unit == "layer");
+    FsdpFragment all;
+    all.shard = groups.shard;
+    all.replica = groups.replica;
+    all.shard_size = n;
+    all.unit_fraction.assign(units.units.size(), 1.0);
+    all.gather_stream = comm;
+    all.scatter_stream = comm_rs;
+    units.fragments = {all};
+    units.prefetch = prefetch;
+    units.compute_stream = compute;
+    units.micro_batches = micro_batches;
+    units.iterations = iterations;
+    units.state_params = w.params;
+    units.sharding = sharding;
+    units.step_params = w.params / n;
+    moved_per_iteration = LowerFsdpUnits(g, w, tr.precision, act, e, units, folded);
+    plan.notes.push_back(std::to_string(units.units.size()) + " FSDP unit(s) (" + unit +
                          "), weights all-gathered before each forward and backward" +
                          (prefetch ? " with one-unit prefetch" : " without prefetch") +
                          ", gradients reduce-scattered after each unit's backward");
