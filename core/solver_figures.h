@@ -1,5 +1,6 @@
 // What a plan's MILP planner decided (Oases' TP-degree planner, strategies/planners/
-// oases_strategy.h; any planner solving with strategies/planners/milp.h), for the console's
+// oases_strategy.h; HSDP's split planner, strategies/sharded/hsdp_planner.h; any planner
+// solving with strategies/planners/milp.h), for the console's
 // planner table (report/solver_table.h), beside the simulated time. `solve_s` is wall-clock:
 // printed only, never written to results files or notes (determinism).
 #ifndef STRATASIM_CORE_SOLVER_FIGURES_H_
@@ -10,7 +11,7 @@
 namespace stratasim {
 
 struct SolverFigures {
-  std::string planner;  // "oases ILP"
+  std::string planner;  // "oases ILP", "hsdp split"
   std::string solver;   // "GLPK 5.0"
   std::string status;   // of the chosen solution: "optimal", "feasible" (time limit)
   int problems = 1;     // MILPs solved

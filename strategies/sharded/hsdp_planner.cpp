@@ -81,6 +81,8 @@ HsdpSplit SolveHsdpSplit(const HsdpSplitProblem& p, const milp::Options& options
   HsdpSplit out;
   out.solver = sol.solver;
   out.solve_seconds = sol.solve_seconds;
+  out.variables = prob.variables();
+  out.rows = prob.rows();
   if (sol.status == milp::Status::kInfeasible) return out;
   if (!sol.has_values()) {
     throw Error(std::string("HSDP planner: the MILP solver stopped without a solution (") +

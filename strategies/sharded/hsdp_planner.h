@@ -51,6 +51,7 @@ struct HsdpSplit {
   std::string solver;  // "GLPK 5.0", "brute force"
   // Wall-clock seconds in the solver: for the console, never for files or notes.
   double solve_seconds = 0;
+  int variables = 0, rows = 0;  // of the MILP (0 for brute force)
 };
 
 // Solves with the MILP solver. Not feasible (feasible false) when no choice fits the memory

@@ -176,6 +176,13 @@ TEST(Hsdp, AutoSplitIsPlannedAndDeterministic) {
   for (const std::string& n : p.notes) planned = planned || Contains(n, "planner (");
   EXPECT_TRUE(planned);
   EXPECT_EQ(p.notes, PlanHsdp(s, Spec()).notes);
+  // The console's planner table gets the solve (report/solver_table.h); a fixed split has none.
+  ASSERT_TRUE(p.solver.has_value());
+  EXPECT_EQ(p.solver->planner, "hsdp split");
+  EXPECT_EQ(p.solver->status, "optimal");
+  EXPECT_GT(p.solver->variables, 0);
+  EXPECT_GT(p.solver->objective_s, 0);
+  EXPECT_FALSE(PlanHsdp(s, Spec({{"split", "0.5"}})).solver.has_value());
 }
 
 TEST(Hsdp, BadOptionsAreLocatedErrors) {
