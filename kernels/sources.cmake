@@ -1,6 +1,13 @@
 # Sources of kernels/, relative to this folder: shared by kernels/CMakeLists.txt and the
 # standalone GPU-check build (validate/cuda/standalone/), so the two never drift apart.
 set(KERNELS_REFERENCE_SOURCES reference.cpp)
+# Gradient compressors (core/compression.h, kernels/compressor.h): CPU references on Eigen, which
+# compress-check runs and the CUDA kernels are tested against, their CPU tests, and the CUDA
+# kernels with their GPU tests.
+set(KERNELS_COMPRESS_SOURCES compressor.cpp quant_compressors.cpp sparse_compressors.cpp)
+set(KERNELS_COMPRESS_TESTS compressor_test.cpp)
+set(KERNELS_COMPRESS_CUDA_SOURCES)
+set(KERNELS_COMPRESS_CUDA_TESTS)
 set(KERNELS_CUDA_SOURCES
   adam.cu
   attention.cpp
