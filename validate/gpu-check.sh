@@ -18,6 +18,8 @@
 # STANDALONE_BUILD_DIR, default BUILD_DIR-standalone), JOBS (default: all cores), CUDA_ARCH
 # (default: the first GPU's compute capability, e.g. 90), GTEST_SOURCE_DIR (a GoogleTest source
 # tree for machines without an installed GTest; third_party/googletest is used if present),
+# EIGEN_DIR (Eigen 3 headers for the compression kernels' tests in the standalone build;
+# third_party/eigen3 is used if present),
 # GPU_CHECK_STANDALONE=1 (build the standalone GPU project even where the whole one configures).
 set -u -o pipefail
 
@@ -50,6 +52,11 @@ if [[ -z "$GTEST_DIR" && -d "$ROOT/third_party/googletest" ]]; then
   GTEST_DIR=$ROOT/third_party/googletest
 fi
 
+EIGEN_DIR=${EIGEN_DIR:-}
+if [[ -z "$EIGEN_DIR" && -d "$ROOT/third_party/eigen3" ]]; then
+  EIGEN_DIR=$ROOT/third_party/eigen3
+fi
+
 step "configure the whole project"
 MODE=full
 if [[ "${GPU_CHECK_STANDALONE:-0}" == 1 ]]; then
@@ -67,6 +74,7 @@ if [[ $MODE == standalone ]]; then
   BUILD=${STANDALONE_BUILD_DIR:-$BUILD-standalone}
   ARGS=(-DCMAKE_CUDA_ARCHITECTURES="$ARCH")
   [[ -n "$GTEST_DIR" ]] && ARGS+=(-DSTRATASIM_GTEST_SOURCE_DIR="$GTEST_DIR")
+  [[ -n "$EIGEN_DIR" ]] && ARGS+=(-DSTRATASIM_EIGEN_DIR="$EIGEN_DIR")
   if ! timeout 120 cmake -S "$ROOT/validate/cuda/standalone" -B "$BUILD" -G Ninja \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo "${ARGS[@]}" >"$OUT_DIR/configure-standalone.log" 2>&1; then
     tail -20 "$OUT_DIR/configure-standalone.log"
