@@ -42,8 +42,30 @@ std::vector<EfficiencyBand> Bands(const Reader& r, const Field& f) {
   return bands;
 }
 
+std::map<CompressionMethod, CompressionCalibration> CompressionEntries(const Reader& r,
+                                                                       const Field& f) {
+  std::map<CompressionMethod, CompressionCalibration> entries;
+  for (const Field& item : r.List(f, true)) {
+    Map m(r, item, {"method", "encode", "decode"});
+    const Field method = m.Require("method");
+    const std::optional<CompressionMethod> parsed = ParseCompressionMethod(r.String(method));
+    if (!parsed) {
+      std::vector<std::string> known;
+      for (CompressionMethod k : kAllCompressionMethods) known.emplace_back(ToString(k));
+      r.Fail(method, "unknown compression method (known: " + yaml::Join(known) + ")");
+    }
+    if (entries.count(*parsed) > 0) r.Fail(method, "method listed twice for this GPU kind");
+    CompressionCalibration c;
+    c.encode_s_per_element = r.Seconds(m.Require("encode"));
+    c.decode_s_per_element = r.Seconds(m.Require("decode"));
+    entries[*parsed] = c;
+  }
+  return entries;
+}
+
 GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_far) {
-  Map m(r, f, {"gpu", "memory_efficiency", "kernel_launch", "sm_interference", "compute"});
+  Map m(r, f,
+        {"gpu", "memory_efficiency", "kernel_launch", "sm_interference", "compute", "compression"});
   GpuCalibration g;
   const Field gpu = m.Require("gpu");
   g.gpu = r.String(gpu);
@@ -59,6 +81,7 @@ GpuCalibration GpuEntry(const Reader& r, const Field& f, const Calibration& so_f
       if (auto table = cm.Get(std::string(ToString(k)))) g.compute[k] = Bands(r, *table);
     }
   }
+  if (auto compression = m.Get("compression")) g.compression = CompressionEntries(r, *compression);
   return g;
 }
 
@@ -93,6 +116,11 @@ std::optional<double> GpuCalibration::ComputeEfficiency(OpKind kind, double flop
     if (flops <= b.max_flops) return b.efficiency;
   }
   return it->second.back().efficiency;
+}
+
+const CompressionCalibration* GpuCalibration::FindCompression(CompressionMethod method) const {
+  auto it = compression.find(method);
+  return it == compression.end() ? nullptr : &it->second;
 }
 
 const GpuCalibration* Calibration::FindGpu(const std::string& gpu) const {

@@ -20,6 +20,10 @@
 //           - {max_flops: 1e9, efficiency: 0.25}   # ops of at most 1 GFLOP
 //           - {max_flops: 1e11, efficiency: 0.6}
 //           - {efficiency: 0.75}                   # the rest: the last band has no max_flops
+//       compression:                    # optional: a gradient compressor's measured encode and
+//         - {method: s2reducer, encode: "2.1ns", decode: "0.9ns"}  # decode time per gradient
+//                                       # element (core/compression.h methods; written by
+//                                       # `stratasim compress-check`)
 //   collectives:                        # optional
 //     - {kind: all_reduce, gpu: H100-SXM5, group_size: 8, latency: "20us",
 //        bandwidth: "180GB/s"}          # gpu optional: any GPU kind
@@ -39,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.h"
 #include "core/link_efficiency.h"
 #include "core/task_graph.h"
 
@@ -50,6 +55,14 @@ struct EfficiencyBand {
   double efficiency = 1;
 };
 
+// A compressor's measured time per element of the gradient it compresses (rows x cols), for one
+// worker: its encode, and its decode of the exchanged payloads into the summed gradient.
+// strategies/comm/ charges elements x these as the encode and decode tasks' times.
+struct CompressionCalibration {
+  double encode_s_per_element = 0;
+  double decode_s_per_element = 0;
+};
+
 struct GpuCalibration {
   std::string gpu;
   std::map<OpKind, std::vector<EfficiencyBand>> compute;  // bands by increasing max_flops
@@ -58,10 +71,13 @@ struct GpuCalibration {
   // Extra time of a compute kernel while an NCCL kernel runs beside it, as a fraction of its
   // time alone (strategies/tensor/oases.h); nullopt: the strategy's documented default.
   std::optional<double> sm_interference;
+  std::map<CompressionMethod, CompressionCalibration> compression;
 
   // The measured efficiency of a `kind` op of `flops` FLOPs; nullopt when the file has no
   // table for that kind.
   std::optional<double> ComputeEfficiency(OpKind kind, double flops) const;
+  // The measured times of `method`; nullptr when the file has none for it.
+  const CompressionCalibration* FindCompression(CompressionMethod method) const;
 };
 
 // time = latency + bytes / bandwidth, with `bytes` the collective's size as Collective::bytes

@@ -119,6 +119,51 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
   ExpectError("format: [", 1, "", "YAML syntax error: end of sequence flow not found");
 }
 
+// Line numbers below refer to this text.
+const char kCompression[] = R"(format: stratasim-calibration
+version: 1
+gpus:
+  - gpu: H100-SXM5
+    compression:
+      - {method: s2reducer, encode: "2.1ns", decode: "0.9ns"}
+      - {method: casq, encode: "3ns", decode: "1.5ns"}
+)";
+
+TEST(Calibration, ReadsCompressionTimesPerElement) {
+  const Calibration c = LoadCalibrationText(kCompression, "c.yaml");
+  const GpuCalibration* h100 = c.FindGpu("H100-SXM5");
+  ASSERT_NE(h100, nullptr);
+  const CompressionCalibration* s2 = h100->FindCompression(CompressionMethod::kS2Reducer);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_DOUBLE_EQ(s2->encode_s_per_element, 2.1e-9);
+  EXPECT_DOUBLE_EQ(s2->decode_s_per_element, 0.9e-9);
+  EXPECT_DOUBLE_EQ(h100->FindCompression(CompressionMethod::kCasq)->encode_s_per_element, 3e-9);
+  EXPECT_EQ(h100->FindCompression(CompressionMethod::kTopK), nullptr);
+  // A file without the key lists none.
+  EXPECT_TRUE(LoadCalibrationText(kGood, "c.yaml").FindGpu("H100-SXM5")->compression.empty());
+}
+
+TEST(Calibration, CompressionErrorsNameLineKeyAndRule) {
+  ExpectError(Replace(kCompression, "method: casq", "method: sketch"), 7,
+              "gpus[0].compression[1].method",
+              "unknown compression method (known: dense, coo, omnireduce, s2reducer, casq, topk, "
+              "qsgd, terngrad, fp16, fp8, int8)");
+  ExpectError(Replace(kCompression, "method: casq", "method: s2reducer"), 7,
+              "gpus[0].compression[1].method", "method listed twice for this GPU kind");
+  ExpectError(Replace(kCompression, "encode: \"3ns\"", "encode: \"fast\""), 7,
+              "gpus[0].compression[1].encode",
+              "not a duration: no number (expected e.g. \"2us\", \"1.5ms\")");
+  ExpectError(Replace(kCompression, ", decode: \"1.5ns\"", ""), 7, "gpus[0].compression[1].decode",
+              "required field missing");
+  ExpectError(Replace(kCompression, "decode: \"0.9ns\"", "decode: \"-1ns\""), 6,
+              "gpus[0].compression[0].decode", "not a duration: must not be negative");
+  ExpectError(Replace(kCompression, "casq, encode", "casq, bits: 2, encode"), 7,
+              "gpus[0].compression[1].bits", "unknown key (known: method, encode, decode)");
+  ExpectError(
+      "format: stratasim-calibration\nversion: 1\ngpus:\n  - gpu: H100-SXM5\n    compression: []\n",
+      5, "gpus[0].compression", "must not be empty");
+}
+
 TEST(Calibration, LinkEfficienciesReplaceTheDefaultsOfUnsetLinks) {
   const Calibration c =
       LoadCalibrationText(std::string(kGood) + "links: {nvswitch: 0.9, nic: 0.5}\n", "c.yaml");

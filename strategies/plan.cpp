@@ -1,5 +1,6 @@
 #include "strategies/plan.h"
 
+#include "strategies/comm/compressed_ddp.h"
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
@@ -83,6 +84,30 @@ const Entry kPlanners[] = {
      "HSDP (ISPA'24): each FSDP unit split into a fragment sharded inside servers and one "
      "sharded across them, collectives on both links at once; MILP planner for the split",
      "{}"},
+    {"s2reducer", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with S2Reducer (Ge et al., TPDS): count sketch + row bitmap of the sparse embedding "
+     "gradient, one sum all-reduce of 4rc + n/8 bytes",
+     "{scope: all}"},
+    {"casq", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with CASQ (CLUSTER'21): q-bit cluster codes + hash tables, all-gathered", "{}"},
+    {"coo", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP whose sparse embedding rows + indices are all-gathered, padded to the most rows",
+     "{scope: all}"},
+    {"omnireduce", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with OmniReduce (SIGCOMM'21): bitmap all-reduce, then union-row all-reduce",
+     "{scope: all}"},
+    {"topk", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with top-k sparsification (DGC): k values + indices all-gathered", "{}"},
+    {"qsgd", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with QSGD (NeurIPS'17): stochastic s-level quantization, all-gathered", "{}"},
+    {"terngrad", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with TernGrad (NeurIPS'17): 2-bit ternary gradients, all-gathered", "{}"},
+    {"uniform-fp16", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP whose gradients are all-reduced in FP16", "{}"},
+    {"uniform-fp8", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP whose gradients are all-reduced in FP8", "{}"},
+    {"uniform-int8", PlanCompressedDdp, CompressedDdpOptions,
+     "DDP with blockwise INT8 gradients + FP32 scales, all-gathered", "{}"},
 };
 
 }  // namespace
