@@ -25,13 +25,6 @@ constexpr MethodName kNames[] = {
 
 double CeilDiv(double a, double b) { return std::ceil(a / b); }
 
-// Bits of one QSGD element: a sign and a level in [0, s].
-int QsgdBits(int levels) {
-  int bits = 1;
-  while ((1 << bits) < levels + 1) ++bits;
-  return bits + 1;
-}
-
 WirePayload AllReduce(double bytes, std::string what) {
   return {CollectiveKind::kAllReduce, bytes, bytes, std::move(what)};
 }
@@ -86,6 +79,12 @@ long long CasqTableBuckets(const CompressionSpec& spec, long long elements) {
   return b < clusters ? clusters : static_cast<long long>(b);
 }
 
+int QsgdBitsPerElement(int levels) {
+  int bits = 1;
+  while ((1 << bits) < levels + 1) ++bits;
+  return bits + 1;
+}
+
 long long TopKElements(const CompressionSpec& spec, long long elements) {
   const double k = std::ceil(spec.topk_fraction * static_cast<double>(elements));
   return k < 1 ? 1 : static_cast<long long>(k);
@@ -122,7 +121,7 @@ std::vector<WirePayload> CompressedPayloads(const CompressionSpec& spec, const G
                             (spec.index_bytes + value_bytes),
                         workers, "values+indices")};
     case CompressionMethod::kQsgd:
-      return {AllGather(CeilDiv(n * QsgdBits(spec.qsgd_levels), 8) +
+      return {AllGather(CeilDiv(n * QsgdBitsPerElement(spec.qsgd_levels), 8) +
                             4 * CeilDiv(n, static_cast<double>(spec.bucket_elements)),
                         workers, "levels+norms")};
     case CompressionMethod::kTernGrad:

@@ -140,6 +140,8 @@ long long SketchColumns(const CompressionSpec& spec, const GradientShape& shape)
 long long CasqTableBuckets(const CompressionSpec& spec, long long elements);
 // topk's k for `elements` elements (at least 1).
 long long TopKElements(const CompressionSpec& spec, long long elements);
+// qsgd's bits per element: a sign and a level in [0, levels].
+int QsgdBitsPerElement(int levels);
 
 }  // namespace stratasim
 

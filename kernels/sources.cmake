@@ -8,6 +8,11 @@ set(KERNELS_COMPRESS_SOURCES compressor.cpp quant_compressors.cpp sparse_compres
 set(KERNELS_COMPRESS_TESTS compressor_test.cpp)
 set(KERNELS_COMPRESS_CUDA_SOURCES)
 set(KERNELS_COMPRESS_CUDA_TESTS)
+# The quantizers (casq, qsgd, terngrad, fp16, fp8, int8) and DPC's per-layer bit widths.
+list(APPEND KERNELS_COMPRESS_SOURCES bit_quantize_ref.cpp casq_ref.cpp stochastic_quant_ref.cpp)
+list(APPEND KERNELS_COMPRESS_TESTS bit_quantize_ref_test.cpp quant_compressors_test.cpp)
+list(APPEND KERNELS_COMPRESS_CUDA_SOURCES bit_quantize.cu casq.cu)
+list(APPEND KERNELS_COMPRESS_CUDA_TESTS bit_quantize_test.cpp casq_test.cpp)
 set(KERNELS_CUDA_SOURCES
   adam.cu
   attention.cpp
