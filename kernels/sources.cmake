@@ -5,9 +5,17 @@ set(KERNELS_REFERENCE_SOURCES reference.cpp)
 # compress-check runs and the CUDA kernels are tested against, their CPU tests, and the CUDA
 # kernels with their GPU tests.
 set(KERNELS_COMPRESS_SOURCES compressor.cpp quant_compressors.cpp sparse_compressors.cpp)
+list(APPEND KERNELS_COMPRESS_SOURCES count_sketch_cpu.cpp)
+list(APPEND KERNELS_COMPRESS_SOURCES row_bitmap.cpp)
+list(APPEND KERNELS_COMPRESS_SOURCES sparse_encoding.cpp)
 set(KERNELS_COMPRESS_TESTS compressor_test.cpp)
+list(APPEND KERNELS_COMPRESS_TESTS count_sketch_cpu_test.cpp)
+list(APPEND KERNELS_COMPRESS_TESTS sparse_compressors_test.cpp)
+list(APPEND KERNELS_COMPRESS_TESTS sparse_encoding_test.cpp)
 set(KERNELS_COMPRESS_CUDA_SOURCES)
+list(APPEND KERNELS_COMPRESS_CUDA_SOURCES count_sketch.cu)
 set(KERNELS_COMPRESS_CUDA_TESTS)
+list(APPEND KERNELS_COMPRESS_CUDA_TESTS count_sketch_test.cpp)
 set(KERNELS_CUDA_SOURCES
   adam.cu
   attention.cpp
