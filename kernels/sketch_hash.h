@@ -15,10 +15,12 @@
 
 #include <cstdint>
 
+#ifndef STRATASIM_HOST_DEVICE
 #ifdef __CUDACC__
 #define STRATASIM_HOST_DEVICE __host__ __device__
 #else
 #define STRATASIM_HOST_DEVICE
+#endif
 #endif
 
 namespace stratasim::kernels::sketch {

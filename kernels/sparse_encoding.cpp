@@ -1,9 +1,10 @@
 #include "kernels/sparse_encoding.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
+#include <functional>
 #include <string>
 
 #include "core/error.h"
@@ -47,15 +48,26 @@ std::vector<long long> TopKIndices(const float* values, long long n, long long k
     throw Error("top-k: k = " + std::to_string(k) + " of " + std::to_string(n) +
                 " elements: need 1 <= k <= n");
   }
-  std::vector<long long> idx(static_cast<std::size_t>(n));
-  std::iota(idx.begin(), idx.end(), 0LL);
-  const auto larger = [values](long long a, long long b) {
-    const float fa = std::fabs(values[a]), fb = std::fabs(values[b]);
-    return fa > fb || (fa == fb && a < b);
-  };
-  std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), larger);
-  idx.resize(static_cast<std::size_t>(k));
-  std::sort(idx.begin(), idx.end());
+  // The k-th largest magnitude by selection over a copy of the magnitudes (contiguous floats:
+  // several times faster than selecting positions through a comparator), then one ascending
+  // pass keeps every larger element and the first ties.
+  const Eigen::Map<const Eigen::ArrayXf> x(values, n);
+  std::vector<float> mag(static_cast<std::size_t>(n));
+  Eigen::Map<Eigen::ArrayXf>(mag.data(), n) = x.abs();
+  std::nth_element(mag.begin(), mag.begin() + (k - 1), mag.end(), std::greater<float>());
+  const float threshold = mag[k - 1];
+  long long ties = k - (x.abs() > threshold).count();
+  std::vector<long long> idx;
+  idx.reserve(static_cast<std::size_t>(k));
+  for (long long i = 0; i < n; ++i) {
+    const float m = std::fabs(values[i]);
+    if (m > threshold) {
+      idx.push_back(i);
+    } else if (m == threshold && ties > 0) {
+      idx.push_back(i);
+      --ties;
+    }
+  }
   return idx;
 }
 
