@@ -22,12 +22,12 @@ double SecondsSince(Clock::time_point start) {
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// acc[row][:] += block row `b` of `src` (cols FP32 values read from bytes, which need not be
-// aligned for float).
-void AddRowFromBytes(float* acc, long long row, long long cols, const std::uint8_t* src) {
-  Eigen::VectorXf v(cols);
-  std::memcpy(v.data(), src, static_cast<std::size_t>(cols) * sizeof(float));
-  Eigen::Map<Eigen::VectorXf>(acc + row * cols, cols) += v;
+// acc[row][:] += the cols FP32 values at `src` (wire bytes, not necessarily aligned for float:
+// copied through `scratch`, a cols-vector reused across rows).
+void AddRowFromBytes(float* acc, long long row, long long cols, const std::uint8_t* src,
+                     Eigen::VectorXf& scratch) {
+  std::memcpy(scratch.data(), src, static_cast<std::size_t>(cols) * sizeof(float));
+  Eigen::Map<Eigen::VectorXf>(acc + row * cols, cols) += scratch;
 }
 
 // Each worker's non-zero rows with their indices; all-gathered in blocks padded to the largest
@@ -87,6 +87,7 @@ class CooCompressor : public Compressor {
     // Decode: every worker's rows added in worker order, as the dense all-reduce sums.
     run.sum.assign(static_cast<std::size_t>(shape.Elements()), 0.0f);
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(shape.rows), 0);
+    Eigen::VectorXf scratch(shape.cols);
     for (std::size_t w = 0; w < blocks.size(); ++w) {
       const std::uint8_t* in = gathered.data() + w * padded_bytes;
       const std::uint8_t* values = in + max_rows * index_bytes_;
@@ -94,7 +95,7 @@ class CooCompressor : public Compressor {
         const std::uint64_t row = GetIndex(in + r * index_bytes_, index_bytes_);
         if (row >= static_cast<std::uint64_t>(shape.rows)) continue;  // padding
         AddRowFromBytes(run.sum.data(), static_cast<long long>(row), shape.cols,
-                        values + r * shape.cols * 4);
+                        values + r * shape.cols * 4, scratch);
         seen[row] = 1;
       }
     }
