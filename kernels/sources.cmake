@@ -4,15 +4,27 @@ set(KERNELS_REFERENCE_SOURCES reference.cpp)
 # Gradient compressors (core/compression.h, kernels/compressor.h): CPU references on Eigen, which
 # compress-check runs and the CUDA kernels are tested against, their CPU tests, and the CUDA
 # kernels with their GPU tests.
-set(KERNELS_COMPRESS_SOURCES compressor.cpp quant_compressors.cpp sparse_compressors.cpp)
-set(KERNELS_COMPRESS_TESTS compressor_test.cpp)
-set(KERNELS_COMPRESS_CUDA_SOURCES)
-set(KERNELS_COMPRESS_CUDA_TESTS)
-# The quantizers (casq, qsgd, terngrad, fp16, fp8, int8) and DPC's per-layer bit widths.
-list(APPEND KERNELS_COMPRESS_SOURCES bit_quantize_ref.cpp casq_ref.cpp stochastic_quant_ref.cpp)
-list(APPEND KERNELS_COMPRESS_TESTS bit_quantize_ref_test.cpp quant_compressors_test.cpp)
-list(APPEND KERNELS_COMPRESS_CUDA_SOURCES bit_quantize.cu casq.cu)
-list(APPEND KERNELS_COMPRESS_CUDA_TESTS bit_quantize_test.cpp casq_test.cpp)
+set(KERNELS_COMPRESS_SOURCES
+  bit_quantize_ref.cpp  # DPC's per-layer bit widths
+  casq_ref.cpp
+  compressor.cpp
+  count_sketch_cpu.cpp  # S2Reducer
+  quant_compressors.cpp
+  row_bitmap.cpp
+  sparse_compressors.cpp
+  sparse_encoding.cpp
+  stochastic_quant_ref.cpp  # QSGD, TernGrad
+)
+set(KERNELS_COMPRESS_TESTS
+  bit_quantize_ref_test.cpp
+  compressor_test.cpp
+  count_sketch_cpu_test.cpp
+  quant_compressors_test.cpp
+  sparse_compressors_test.cpp
+  sparse_encoding_test.cpp
+)
+set(KERNELS_COMPRESS_CUDA_SOURCES bit_quantize.cu casq.cu count_sketch.cu)
+set(KERNELS_COMPRESS_CUDA_TESTS bit_quantize_test.cpp casq_test.cpp count_sketch_test.cpp)
 set(KERNELS_CUDA_SOURCES
   adam.cu
   attention.cpp
