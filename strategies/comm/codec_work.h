@@ -32,7 +32,8 @@
 //              read-modify-write W k v
 //   qsgd       encode: the bucket norms (read n v), stochastic rounding (read n v), write the
 //              payload; terngrad and uniform-int8 likewise (a max pass, then the quantization)
-//              decode: one fused pass over the W payloads, write n v
+//              decode: one fused pass over the W payloads (one add per worker and element:
+//              W n FLOPs), write n v
 //   fp16, fp8  encode: a cast (read n v, write the n-element payload); decode: the cast back
 //              (read the payload, write n v); the sum runs inside the all-reduce
 #ifndef STRATASIM_STRATEGIES_COMM_CODEC_WORK_H_

@@ -245,7 +245,8 @@ Plan PlanCompressedDdp(const Scenario& s, const StrategySpec& spec) {
   plan.notes.push_back(
       std::string(ToString(c.method)) + " compression of " +
       (scope == CompressionScope::kAll ? "every gradient" : "the sparse token table") + ": " +
-      FormatBytes(lowering.wire_bytes() / iterations) + " of compressed payloads per iteration" +
+      FormatBytes(lowering.wire_bytes() / iterations) +
+      " of compressed payload collectives per iteration (all-gathers: every worker's block)" +
       (scope == CompressionScope::kEmbedding
            ? " and " + FormatBytes(dense_total) + " all-reduced densely in " +
                  Str(static_cast<long long>(buckets.size())) + " bucket(s)"

@@ -189,7 +189,7 @@ TEST(CompressedDdp, RowSparseKindsNeedASparseEmbedding) {
   Scenario dense = SparseGpt(4);
   dense.model.sparse_embedding = false;
   EXPECT_EQ(testing::PlanErrorOf(dense, testing::SpecOf("c", "s2reducer", {})),
-            "s.yaml:8:5: strategies[0].options.scope: scope embedding (the default of kind "
+            "s.yaml:8:5: strategies[0]: scope embedding (the default of kind "
             "s2reducer) compresses the sparse token table: needs a model with sparse_embedding: "
             "true (a gpt model key, docs/models.md, \"Sparse embedding\"), or scope: all");
   EXPECT_EQ(testing::PlanErrorOf(dense, testing::SpecOf("c", "casq", {{"scope", "embedding"}})),
@@ -231,9 +231,10 @@ gpus:
     EXPECT_NE(model->bytes, t->bytes);
   }
   // Another method on the same GPU keeps the cost model.
-  const Task* coo = TaskNamed(PlanOf(s, "coo"), 1, "it0/encode/embedding");
-  EXPECT_DOUBLE_EQ(coo->bytes,
-                   TaskNamed(PlanOf(SparseGpt(4), "coo"), 1, "it0/encode/embedding")->bytes);
+  const Plan coo = PlanOf(s, "coo");
+  const Plan coo_plain = PlanOf(SparseGpt(4), "coo");
+  EXPECT_DOUBLE_EQ(TaskNamed(coo, 1, "it0/encode/embedding")->bytes,
+                   TaskNamed(coo_plain, 1, "it0/encode/embedding")->bytes);
 }
 
 TEST(CompressedDdp, EncodeBytesFollowTheMechanism) {
