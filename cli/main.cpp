@@ -6,12 +6,14 @@
 //   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
 //   stratasim validate SCENARIO.yaml [--backend host|cuda] [--out DIR] [...]
 //   stratasim calibrate [--backend host|cuda] [--out FILE] [...]
+//   stratasim compress-check SCENARIO.yaml [--methods LIST] [--trials N] [--npy FILE] [...]
 //   stratasim version
 //
-// Exit status: 0 success; 1 a strategy could not be planned or simulated (the others' results
-// are written); 2 bad input (scenario, options, command line, a run too large to fit); 3 an
-// output could not be written, or memory ran out (the message names the phase); 128 + N killed
-// by signal N (SIGINT, SIGTERM, SIGHUP), after removing temporaries and simulation children.
+// Exit status: 0 success; 1 a strategy could not be planned or simulated, or a compressor of
+// compress-check could not run (the others' results are written); 2 bad input (scenario, options,
+// command line, a run too large to fit); 3 an output could not be written, or memory ran out (the
+// message names the phase); 128 + N killed by signal N (SIGINT, SIGTERM, SIGHUP), after removing
+// temporaries and simulation children.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
+#include "cli/compress_check_command.h"
 #include "cli/exit_status.h"
 #include "cli/phase.h"
 #include "cli/run_scenario.h"
@@ -67,6 +70,9 @@ const char* kUsage =
     "                     the same hardware, and compare measured and simulated times\n"
     "  calibrate          micro-benchmark a backend and write a calibration file for\n"
     "                     `run --calibration`\n"
+    "  compress-check SCENARIO\n"
+    "                     run each gradient compressor's CPU kernels on gradient-shaped\n"
+    "                     tensors: error, bias, rows recovered, wire bytes, encode/decode time\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  version            print the version\n"
     "\n"
@@ -395,6 +401,7 @@ int Main(int argc, char** argv) {
     if (command == "collective") return Collective(args);
     if (command == "validate") return ValidateCommand(args);
     if (command == "calibrate") return CalibrateCommand(args);
+    if (command == "compress-check") return CompressCheckCommand(args);
     if (command == "strategies") return StrategiesCommand(args, std::cout);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";

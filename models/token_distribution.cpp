@@ -40,27 +40,38 @@ double TokenDistribution::Probability(int id) const {
   return id == 0 ? cumulative_[0] : cumulative_[id] - cumulative_[id - 1];
 }
 
+int TokenDistribution::Draw(SplitMix64& rng) const {
+  if (cumulative_.empty()) return static_cast<int>(rng.Below(vocabulary_));
+  // Inverse transform: the first id whose cumulative probability exceeds u.
+  const double u = rng.Unit();
+  const int id = static_cast<int>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) -
+                                  cumulative_.begin());
+  return std::min(id, vocabulary_ - 1);
+}
+
 long long TokenDistribution::DistinctIds(long long draws, std::uint64_t seed) const {
   SplitMix64 rng(seed);
   std::vector<bool> seen(vocabulary_, false);
   long long distinct = 0;
   for (long long n = 0; n < draws; ++n) {
-    int id = 0;
-    if (cumulative_.empty()) {
-      id = static_cast<int>(rng.Below(vocabulary_));
-    } else {
-      // Inverse transform: the first id whose cumulative probability exceeds u.
-      const double u = rng.Unit();
-      id = static_cast<int>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) -
-                            cumulative_.begin());
-      id = std::min(id, vocabulary_ - 1);
-    }
+    const int id = Draw(rng);
     if (!seen[id]) {
       seen[id] = true;
       ++distinct;
     }
   }
   return distinct;
+}
+
+std::vector<std::uint32_t> TokenDistribution::IdCounts(long long draws, std::uint64_t seed) const {
+  if (draws < 0 || draws > 0xffffffffLL) {
+    throw Error("token distribution: " + std::to_string(draws) +
+                " draws must be in [0, 2^32) to be counted per id");
+  }
+  SplitMix64 rng(seed);
+  std::vector<std::uint32_t> counts(vocabulary_, 0);
+  for (long long n = 0; n < draws; ++n) ++counts[Draw(rng)];
+  return counts;
 }
 
 double TokenDistribution::ExpectedDistinctIds(long long draws) const {

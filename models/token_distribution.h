@@ -19,6 +19,8 @@
 
 namespace stratasim {
 
+class SplitMix64;
+
 class TokenDistribution {
  public:
   // Over `vocabulary` ids; `zipf_exponent` 0 is uniform. Throws stratasim::Error for a
@@ -35,11 +37,18 @@ class TokenDistribution {
   long long DistinctIds(long long draws, std::uint64_t seed) const;
   // Its expectation: sum over ids of 1 - (1 - p_id)^draws.
   double ExpectedDistinctIds(long long draws) const;
+  // The same draws as DistinctIds(draws, seed), as occurrences per id (`vocabulary` entries):
+  // its non-zero entries are those DistinctIds counts, and they sum to `draws`. What a
+  // generated embedding gradient needs (stratasim compress-check): its non-zero rows and how
+  // many tokens add into each.
+  std::vector<std::uint32_t> IdCounts(long long draws, std::uint64_t seed) const;
 
  private:
   int vocabulary_;
   double exponent_;
   std::vector<double> cumulative_;  // Zipf only: P(id <= i); empty when uniform
+
+  int Draw(SplitMix64& rng) const;  // one id
 };
 
 // The seed of replica `replica`'s batch of iteration `iteration`, from the training seed: each

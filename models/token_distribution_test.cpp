@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "core/error.h"
 #include "models/gpt.h"
@@ -45,6 +48,32 @@ TEST(TokenDistribution, SameSeedSameCountOtherSeedsDiffer) {
   int differ = 0;
   for (int i = 1; i < 10; ++i) differ += d.DistinctIds(4096, 0) != d.DistinctIds(4096, i);
   EXPECT_GT(differ, 5);
+}
+
+TEST(TokenDistribution, IdCountsAreTheDrawsDistinctIdsCounts) {
+  for (double a : {0.0, 1.0}) {
+    const TokenDistribution d(5000, a);
+    const std::vector<std::uint32_t> counts = d.IdCounts(3000, 5);
+    ASSERT_EQ(counts.size(), 5000u);
+    long long total = 0, distinct = 0;
+    for (std::uint32_t c : counts) {
+      total += c;
+      distinct += c > 0;
+    }
+    EXPECT_EQ(total, 3000);
+    EXPECT_EQ(distinct, d.DistinctIds(3000, 5)) << "exponent " << a;
+    EXPECT_EQ(counts, d.IdCounts(3000, 5));
+  }
+  // Zipf: id 0 (rank 1) is the most drawn.
+  const std::vector<std::uint32_t> zipf = TokenDistribution(5000, 1.0).IdCounts(3000, 5);
+  EXPECT_EQ(std::max_element(zipf.begin(), zipf.end()) - zipf.begin(), 0);
+  try {
+    TokenDistribution(10, 0).IdCounts(-1, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "token distribution: -1 draws must be in [0, 2^32) to be counted per id");
+  }
 }
 
 TEST(TokenDistribution, RejectsAnEmptyVocabularyAndNegativeExponents) {

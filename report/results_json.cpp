@@ -1,9 +1,9 @@
 #include "report/results_json.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "report/csv_fields.h"
 #include "report/pipeline_table.h"
 
 namespace stratasim {
@@ -77,34 +77,6 @@ Json StrategyToJson(const StrategyResult& s) {
                      {"fused_tasks", s.fused_tasks}};
   j["notes"] = s.notes;
   return j;
-}
-
-// RFC 4180: a field holding a separator, a quote or a line break is quoted, and quotes inside
-// it are doubled. Other fields are written bare, which every CSV reader accepts.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// %.9g is enough to tell apart any two figures that matter (ns in a 1 s iteration) while
-// staying readable in a spreadsheet; results.json has the full precision.
-std::string CsvNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
-// Byte counts are whole numbers of up to 13 digits (TiB of host memory), which %.9g would
-// print in exponent form with the last bytes lost; they are written as integers.
-std::string CsvBytes(double v) {
-  char buf[352];  // %.0f of the largest double has 309 digits
-  std::snprintf(buf, sizeof(buf), "%.0f", v);
-  return buf;
 }
 
 }  // namespace

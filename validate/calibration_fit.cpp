@@ -125,7 +125,8 @@ Calibration FitCalibration(const CalibrationMeasurements& m) {
 
 std::string CalibrationToYaml(const Calibration& c) {
   std::ostringstream y;
-  y << "# Written by `stratasim calibrate`; read by `stratasim run --calibration FILE`.\n"
+  y << "# Written by stratasim (calibrate, compress-check); read by `stratasim run --calibration "
+       "FILE`.\n"
     << "# Format: core/calibration.h. Efficiencies are achieved fractions of the GPU kind's peak\n"
     << "# FLOP/s and memory bandwidth as the cluster spec gives them.\n"
     << "format: stratasim-calibration\n"
@@ -151,6 +152,15 @@ std::string CalibrationToYaml(const Calibration& c) {
             if (std::isfinite(b.max_flops)) y << "max_flops: " << Num(b.max_flops) << ", ";
             y << "efficiency: " << Num(b.efficiency) << "}\n";
           }
+        }
+      }
+      if (!g.compression.empty()) {
+        // Per gradient element; ns keeps the figures readable (a CPU's are ~0.1-10 ns).
+        y << "    compression:\n";
+        for (const auto& [method, t] : g.compression) {
+          y << "      - {method: " << ToString(method) << ", encode: \""
+            << Num(t.encode_s_per_element * 1e9) << "ns\", decode: \""
+            << Num(t.decode_s_per_element * 1e9) << "ns\"}\n";
         }
       }
     }

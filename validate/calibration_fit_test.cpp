@@ -139,5 +139,30 @@ TEST(CalibrationFit, WrittenFileReadsBackThroughTheLoader) {
   EXPECT_NE(read.FindCollective(CollectiveKind::kAllReduce, 2, "host-cpu"), nullptr);
 }
 
+// compress-check's entries: per-element encode and decode times of each method.
+TEST(CalibrationFit, CompressionTimesReadBack) {
+  Calibration c;
+  c.source = "compress-check";
+  GpuCalibration g;
+  g.gpu = "H100-SXM5";
+  g.compression[CompressionMethod::kS2Reducer] = {2.1e-9, 0.9e-9};
+  g.compression[CompressionMethod::kDense] = {0, 1.234567e-10};
+  c.gpus.push_back(g);
+  const std::string yaml = CalibrationToYaml(c);
+  EXPECT_NE(yaml.find("      - {method: s2reducer, encode: \"2.1ns\", decode: \"0.9ns\"}\n"),
+            std::string::npos)
+      << yaml;
+  const Calibration read = LoadCalibrationText(yaml, "cal.yaml");
+  ASSERT_EQ(read.gpus.size(), 1u);
+  const CompressionCalibration* s2 = read.gpus[0].FindCompression(CompressionMethod::kS2Reducer);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_NEAR(s2->encode_s_per_element, 2.1e-9, 1e-18);
+  EXPECT_NEAR(s2->decode_s_per_element, 0.9e-9, 1e-18);
+  const CompressionCalibration* dense = read.gpus[0].FindCompression(CompressionMethod::kDense);
+  ASSERT_NE(dense, nullptr);
+  EXPECT_NEAR(dense->decode_s_per_element, 1.234567e-10, 1e-18);
+  EXPECT_EQ(read.gpus[0].FindCompression(CompressionMethod::kCasq), nullptr);
+}
+
 }  // namespace
 }  // namespace stratasim::validate
