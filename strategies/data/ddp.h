@@ -8,7 +8,8 @@
 // produced all its gradients, overlapping with the rest of the backward pass. The optimizer
 // step (Adam) runs after the last bucket.
 //
-// Options: DdpOptions() (ddp.cpp) declares them; `stratasim strategies ddp` lists them.
+// Options: DdpOptions() (ddp.cpp) declares them; `stratasim strategies ddp` lists them. The
+// lowering is strategies/data/data_parallel.h, shared with the layer-wise precision kinds.
 //
 // Memory: weights, gradients and Adam states (models/memory.h) and the bucket buffers from the
 // start; each micro-batch's activations from its layer's forward to its backward, with the
