@@ -9,6 +9,7 @@
 #include "strategies/planners/baselines.h"
 #include "strategies/planners/hph_strategy.h"
 #include "strategies/planners/merak.h"
+#include "strategies/precision/precision_strategies.h"
 #include "strategies/sharded/hsdp.h"
 #include "strategies/sharded/zero.h"
 #include "strategies/tensor/megatron.h"
@@ -108,6 +109,13 @@ const Entry kPlanners[] = {
      "DDP whose gradients are all-reduced in FP8", "{}"},
     {"uniform-int8", PlanCompressedDdp, CompressedDdpOptions,
      "DDP with blockwise INT8 gradients + FP32 scales, all-gathered", "{}"},
+    {"dpc", PlanDpc, DpcOptions,
+     "DPC (Frontiers of CS 2025): data parallel with each weight layer's GEMMs and gradient in a "
+     "format of decreasing precision with its parameter count",
+     "{formats: \"bf16,int8\"}"},
+    {"uniform-precision", PlanUniformPrecision, UniformPrecisionOptions,
+     "data parallel with every weight layer's GEMMs and gradient in one format (DPC's baseline)",
+     "{format: int8}"},
 };
 
 }  // namespace

@@ -11,16 +11,6 @@
 #include "strategies/gradient_buckets.h"
 
 namespace stratasim {
-namespace {
-
-std::string Printf(const char* fmt, double a, double b = 0, double c = 0) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c);
-  return buf;
-}
-
-}  // namespace
-
 const OptionSpecs& DdpOptions() {
   static const OptionSpecs options = {
       Size("bucket_size",
@@ -73,17 +63,7 @@ Plan PlanDdp(const Scenario& s, const StrategySpec& spec) {
         if (!o.bucket_view) AddMemory(g, at, "ddp_buckets", "comm_buffers", grad_total);
       });
 
-  const TrainingSpec& tr = s.training;
-  plan.notes.push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " +
-                       FormatBytes(o.bucket_cap_bytes) + ", " + FormatBytes(grad_total) +
-                       " all-reduced per iteration, " +
-                       (o.overlap ? "overlapped with backward" : "after backward"));
-  plan.notes.push_back(Printf("%.3g M parameters", w.params / 1e6));
-  const ModelStateBytes states = AdamStateBytes(w.params, tr.precision);
-  plan.notes.push_back("memory per GPU: model states " + FormatBytes(states.Total()) +
-                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
-                       std::string(ToString(w.recompute)) + ")" +
-                       (o.bucket_view ? "" : ", gradient buckets " + FormatBytes(grad_total)));
+  AddDdpNotes(step, buckets.size(), grad_total, plan);
   return plan;
 }
 

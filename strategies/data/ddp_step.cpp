@@ -1,5 +1,8 @@
 #include "strategies/data/ddp_step.h"
 
+#include <cstdio>
+
+#include "core/units.h"
 #include "models/memory.h"
 #include "strategies/batching.h"
 #include "strategies/fold.h"
@@ -124,6 +127,23 @@ Plan DdpStep::Lower(const Exchange& exchange, const StartMemory& start_memory) {
   plan_.notes.push_back(std::to_string(micro_batches_) + " micro-batch(es) of " +
                         std::to_string(tr.micro_batch) + " per GPU per iteration");
   return std::move(plan_);
+}
+
+void AddDdpNotes(const DdpStep& step, size_t buckets, double grad_total, Plan& plan) {
+  const DdpSettings& o = step.settings();
+  const Workload& w = step.workload();
+  plan.notes.push_back(std::to_string(buckets) + " gradient bucket(s) of up to " +
+                       FormatBytes(o.bucket_cap_bytes) + ", " + FormatBytes(grad_total) +
+                       " all-reduced per iteration, " +
+                       (o.overlap ? "overlapped with backward" : "after backward"));
+  char params[64];
+  std::snprintf(params, sizeof params, "%.3g M parameters", w.params / 1e6);
+  plan.notes.push_back(params);
+  const ModelStateBytes states = AdamStateBytes(w.params, step.precision());
+  plan.notes.push_back("memory per GPU: model states " + FormatBytes(states.Total()) +
+                       ", activations " + FormatBytes(PeakActivationBytes(w, 1)) + " (recompute " +
+                       std::string(ToString(w.recompute)) + ")" +
+                       (o.bucket_view ? "" : ", gradient buckets " + FormatBytes(grad_total)));
 }
 
 }  // namespace stratasim

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/workload.h"
@@ -46,6 +47,11 @@ class DdpStep {
   int micro_batches() const { return micro_batches_; }
   double grad_bytes() const { return grad_bytes_; }  // per parameter, as all-reduced
   DType act() const { return act_; }                 // of kernels and gradients
+  DType precision() const { return s_.training.precision; }
+
+  // Before Lower: a kind that changes the kernels (layer-wise precision, strategies/precision/)
+  // gives its own workload, built from workload().
+  void ReplaceWorkload(Workload w) { w_ = std::move(w); }
 
   // Refuse folding (before Lower) when the replicas are not identical: `why` for the report.
   void RefuseFold(const std::string& why) { fold_refusal_ = why; }
@@ -63,6 +69,7 @@ class DdpStep {
   // and the ranks in ring order.
   TaskGraph& graph() { return plan_.graph; }
   int comm_stream() const { return comm_; }
+  int compute_stream() const { return compute_; }
   int block() const { return block_; }
   const std::vector<int>& all_ranks() const { return all_; }
   // The task after which rank r's gradients of `layer` may be sent: as soon as they are final
@@ -91,6 +98,10 @@ class DdpStep {
   int block_ = 0;
   std::vector<int> all_;
 };
+
+// DDP's notes on its buckets, parameters and memory, for a plan that all-reduces `grad_total`
+// bytes in `buckets` buckets per iteration.
+void AddDdpNotes(const DdpStep& step, size_t buckets, double grad_total, Plan& plan);
 
 }  // namespace stratasim
 
