@@ -10,20 +10,8 @@ namespace {
 
 using testing::AllClose;
 using testing::RandomVector;
-
-template <typename T>
-DeviceBuffer ToDevice(const std::vector<T>& v) {
-  DeviceBuffer d(v.size() * sizeof(T));
-  STRATASIM_CUDA_CHECK(cudaMemcpy(d.get(), v.data(), d.bytes(), cudaMemcpyHostToDevice));
-  return d;
-}
-
-template <typename T>
-std::vector<T> ToHost(const DeviceBuffer& d, std::size_t n) {
-  std::vector<T> v(n);
-  STRATASIM_CUDA_CHECK(cudaMemcpy(v.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
+using testing::ToDevice;
+using testing::ToHost;
 
 class CasqKernelTest : public ::testing::TestWithParam<int> {};
 

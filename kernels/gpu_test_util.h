@@ -47,6 +47,25 @@ inline std::vector<float> Download(DType dtype, const DeviceBuffer& buf, long lo
 }
 
 // Values uniform in [lo, hi) from a small LCG: tests need no device to make inputs.
+// A copy of `v` in device memory, and `n` elements of `d` back on the host.
+template <typename T>
+DeviceBuffer ToDevice(const std::vector<T>& v) {
+  DeviceBuffer d(v.empty() ? 1 : v.size() * sizeof(T));
+  if (!v.empty()) {
+    STRATASIM_CUDA_CHECK(
+        cudaMemcpy(d.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+template <typename T>
+std::vector<T> ToHost(const DeviceBuffer& d, std::size_t n) {
+  std::vector<T> v(n);
+  if (n > 0) {
+    STRATASIM_CUDA_CHECK(cudaMemcpy(v.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  return v;
+}
+
 inline std::vector<float> RandomVector(std::size_t n, std::uint32_t seed, float lo, float hi) {
   std::vector<float> v(n);
   std::uint32_t s = seed * 2654435761u + 1;

@@ -1,6 +1,6 @@
 # Sources of kernels/, relative to this folder: shared by kernels/CMakeLists.txt and the
 # standalone GPU-check build (validate/cuda/standalone/), so the two never drift apart.
-set(KERNELS_REFERENCE_SOURCES reference.cpp)
+set(KERNELS_REFERENCE_SOURCES batch_reuse_ref.cpp reference.cpp)
 # Gradient compressors (core/compression.h, kernels/compressor.h): CPU references on Eigen, which
 # compress-check runs and the CUDA kernels are tested against, their CPU tests, and the CUDA
 # kernels with their GPU tests.
@@ -28,6 +28,7 @@ set(KERNELS_COMPRESS_CUDA_TESTS bit_quantize_test.cpp casq_test.cpp count_sketch
 set(KERNELS_CUDA_SOURCES
   adam.cu
   attention.cpp
+  batch_reuse.cu
   convert.cu
   cuda_check.cpp
   device.cpp
@@ -44,6 +45,7 @@ set(KERNELS_CUDNN_STUB_SOURCES flash_attention_stub.cpp)
 set(KERNELS_CUDNN_TESTS cudnn_check_test.cpp flash_attention_test.cpp)
 set(KERNELS_CUDA_TESTS
   adam_test.cpp
+  batch_reuse_test.cpp
   convert_test.cpp
   cuda_check_test.cpp
   elementwise_test.cpp
