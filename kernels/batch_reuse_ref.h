@@ -1,4 +1,5 @@
-// BRGraph's batch reuse (Summary in ../shared/seeds: "BRGraph", CCPE 2022): a sampled GNN
+// BRGraph's batch reuse (Concurrency and Computation: Practice and Experience, 2022; from its
+// abstract, the paper's text is not in our corpora): a sampled GNN
 // mini-batch's vertex features are copied host-to-device, and consecutive mini-batches share
 // many vertices, so the previous batch's features are kept on the GPU and only the vertices
 // not among them (the misses) cross PCIe. Row s of the kept buffer holds the features of
