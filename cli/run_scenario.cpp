@@ -372,7 +372,9 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
               streamed_scenario, *p.spec, p.plan->samples_per_iteration, p.plan->tokens_per_sample,
               p.plan->rank_stage, runs[i].trace_file.get()));
         } else {
-          running.push_back(sim::StartSimulation(p.plan->graph, s.cluster, s.simulation));
+          // The strategy's cluster: `stragglers: off` drops the stragglers (ScenarioFor).
+          running.push_back(
+              sim::StartSimulation(p.plan->graph, ScenarioFor(s, *p.spec).cluster, s.simulation));
         }
         running_index.push_back(i);
       } catch (const Error& e) {

@@ -187,7 +187,9 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
     }
   };
   sink.seal = [&](double safe_s) { meter.Seal(safe_s); };
-  const ExecutionTrace trace = sim::SimulateStreaming(source, s.cluster, s.simulation, sink);
+  // The strategy's cluster: `stragglers: off` drops the stragglers (ScenarioFor).
+  const ExecutionTrace trace =
+      sim::SimulateStreaming(source, ScenarioFor(s, spec).cluster, s.simulation, sink);
   const Plan& plan = feed.plan();
   if (plan.rank_stage != rank_stage) throw Error("the plan's pipeline stages changed as it ran");
   const Measured measured = meter.Finish(plan.graph.fold());

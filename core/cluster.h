@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/hardware.h"
+#include "core/stragglers.h"
 
 namespace stratasim {
 
@@ -98,6 +99,7 @@ struct ClusterSpec {
   std::vector<ServerGroup> groups;
   NetworkSpec network;
   std::vector<GpuSpec> gpu_kinds;  // every kind the groups name, resolved from the catalog
+  Stragglers stragglers;           // slowed GPUs, links and servers (core/stragglers.h)
 
   int NumGpus() const;
   int NumServers() const;

@@ -25,11 +25,16 @@ Scenario ScenarioFor(const Scenario& s, const StrategySpec& spec) {
     out.training.precision = *own.precision;
     out.training.precision_where = own.precision_where;
   }
+  if (spec.stragglers_off) out.cluster.stragglers.entries.clear();
   return out;
 }
 
 std::vector<std::string> DescribeOverrides(const Scenario& s, const StrategySpec& spec) {
   std::vector<std::string> notes;
+  if (spec.stragglers_off && !s.cluster.stragglers.empty()) {
+    notes.push_back("stragglers = off (the scenario's: " +
+                    std::to_string(s.cluster.stragglers.entries.size()) + " entries)");
+  }
   if (spec.own.empty()) return notes;
   const Scenario mine = ScenarioFor(s, spec);
   auto note = [&](const std::string& key, const std::string& value, const std::string& base) {

@@ -175,6 +175,9 @@ struct StrategySpec {
   // The strategy's own choices of how the model is trained (its `model:` / `training:` maps),
   // applied over the scenario's by ScenarioFor; unset: the scenario's.
   TrainingChoices own;
+  // `stragglers: off`: this strategy runs without the cluster's stragglers (ScenarioFor), so
+  // that one scenario compares a strategy with and without them.
+  bool stragglers_off = false;
 };
 
 struct Scenario {

@@ -91,6 +91,7 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
   s.cluster = sections::ReadCluster(r, m.Require("cluster"));
   s.model = sections::ReadModel(r, m.Require("model"));
   s.training = sections::ReadTraining(r, m.Require("training"));
+  s.cluster.stragglers.seed = s.training.seed;  // random straggler factors draw from it
   if (s.training.precision == DType::kFP8) CheckFp8(s, "training.precision");
   if (auto simulation = m.Get("simulation")) {
     s.simulation = sections::ReadSimulation(r, *simulation);

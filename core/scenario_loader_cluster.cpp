@@ -2,6 +2,7 @@
 // network between servers (the format is in core/scenario_loader.cpp and
 // docs/scenario-format.md).
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/hardware.h"
+#include "core/input_file.h"
 #include "core/limits.h"
 #include "core/link_efficiency.h"
 #include "core/scenario_loader_sections.h"
@@ -51,6 +53,13 @@ class ClusterReader : public yaml::Reader {
   PcieSpec Pcie(const Field& f, int gpus, const std::string& gpu) const;
   NetworkSpec Network(const Field& f) const;
   double Ratio(const Field& f) const;
+  // `cluster.stragglers` (core/stragglers.h), checked against the cluster's GPUs and servers.
+  Stragglers ReadStragglers(const Field& f, const ClusterSpec& cluster) const;
+  StragglerSpec Straggler(const Field& f, const ClusterSpec& cluster) const;
+  // A slowdown factor: a number in [1, 1000].
+  double Factor(const Field& f) const;
+  // `gpus: [..]` or `servers: [..]`: distinct indices in [0, count).
+  std::vector<int> Indices(const Field& f, int count) const;
 };
 
 LinkSpec ClusterReader::Link(const Map& m, LinkKind kind, const std::string& gpu) const {
@@ -111,7 +120,7 @@ std::vector<GpuSpec> ClusterReader::CustomGpus(const Field& f) const {
 }
 
 ClusterSpec ClusterReader::Cluster(const Field& f) const {
-  Map m(*this, f, {"gpus", "servers", "network"});
+  Map m(*this, f, {"gpus", "servers", "network", "stragglers"});
   std::vector<GpuSpec> custom;
   if (auto gpus = m.Get("gpus")) custom = CustomGpus(*gpus);
 
@@ -146,6 +155,8 @@ ClusterSpec ClusterReader::Cluster(const Field& f) const {
   } else if (auto network = m.Get("network")) {
     cluster.network = Network(*network);
   }
+  if (auto stragglers = m.Get("stragglers"))
+    cluster.stragglers = ReadStragglers(*stragglers, cluster);
   return cluster;
 }
 
@@ -348,6 +359,129 @@ double ClusterReader::Ratio(const Field& f) const {
   }
   if (!(ratio >= 1 && ratio <= limits::kMaxOversubscription)) Fail(f, rule);
   return ratio;
+}
+
+Stragglers ClusterReader::ReadStragglers(const Field& f, const ClusterSpec& cluster) const {
+  Stragglers out;
+  for (const Field& item : List(f, false)) out.entries.push_back(Straggler(item, cluster));
+  return out;
+}
+
+StragglerSpec ClusterReader::Straggler(const Field& f, const ClusterSpec& cluster) const {
+  Map m(*this, f, {"gpus", "servers", "level", "factor", "random", "trace"});
+  StragglerSpec s;
+  s.where = WhereOf(f);
+  s.key_path = f.path;
+  auto gpus = m.Get("gpus");
+  auto servers = m.Get("servers");
+  if (gpus && servers) Fail(*servers, "give gpus or servers, not both");
+  if (!gpus && !servers) FailAt(f.value, f.path, "needs gpus: [ranks] or servers: [indices]");
+  if (gpus) {
+    s.ranks = Indices(*gpus, cluster.NumGpus());
+  } else {
+    s.servers = Indices(*servers, cluster.NumServers());
+    for (int rank = 0; rank < cluster.NumGpus(); ++rank) {
+      const int server = cluster.Locate(rank).server;
+      if (std::find(s.servers.begin(), s.servers.end(), server) != s.servers.end()) {
+        s.ranks.push_back(rank);
+      }
+    }
+  }
+  Field level = m.Require("level");
+  const std::string l = level.value.IsScalar() ? level.value.Scalar() : "";
+  if (l == "compute") {
+    s.level = StragglerLevel::kCompute;
+  } else if (l == "link") {
+    s.level = StragglerLevel::kLink;
+  } else if (l == "server") {
+    s.level = StragglerLevel::kServer;
+    if (gpus) Fail(level, "level server selects servers: write servers: [indices], not gpus");
+  } else {
+    Fail(level, "must be one of: compute, link, server");
+  }
+
+  std::vector<Field> given;
+  for (const char* key : {"factor", "random", "trace"}) {
+    if (auto v = m.Get(key)) given.push_back(*v);
+  }
+  if (given.empty()) FailAt(f.value, f.path, "needs one of factor, random or trace");
+  if (given.size() > 1) Fail(given[1], "give one of factor, random or trace, not several");
+  // The platform divides a NIC's bandwidth once, when it is built: link and server factors
+  // must be fixed (docs/scenario-format.md, "Stragglers").
+  if (s.level != StragglerLevel::kCompute && !m.Get("factor")) {
+    Fail(given[0], "level " + l +
+                       " takes a fixed factor only (link bandwidths are set when the platform is "
+                       "built); use level compute for per-iteration factors");
+  }
+  if (auto factor = m.Get("factor")) {
+    s.draw = StragglerDraw::kFixed;
+    s.factor = Factor(*factor);
+  } else if (auto random = m.Get("random")) {
+    Map rm(*this, *random, {"distribution", "min", "max", "median", "sigma"});
+    Field dist = rm.Require("distribution");
+    const std::string d = dist.value.IsScalar() ? dist.value.Scalar() : "";
+    auto refuse = [&](const char* key) {
+      if (auto extra = rm.Get(key)) Fail(*extra, "not a parameter of distribution " + d);
+    };
+    if (d == "uniform") {
+      s.draw = StragglerDraw::kUniform;
+      refuse("median");
+      refuse("sigma");
+      s.min = Factor(rm.Require("min", "distribution uniform needs it"));
+      Field max = rm.Require("max", "distribution uniform needs it");
+      s.max = Factor(max);
+      if (s.max < s.min) Fail(max, "must be at least min (" + rm.Get("min")->value.Scalar() + ")");
+    } else if (d == "lognormal") {
+      s.draw = StragglerDraw::kLognormal;
+      refuse("min");
+      refuse("max");
+      s.median = Factor(rm.Require("median", "distribution lognormal needs it"));
+      Field sigma = rm.Require("sigma", "distribution lognormal needs it");
+      double v = -1;
+      if (!sigma.value.IsScalar() || !ParseNumber(sigma.value.Scalar(), &v) || v < 0 || v > 10) {
+        Fail(sigma, "must be a number in [0, 10]");
+      }
+      s.sigma = v;
+    } else {
+      Fail(dist, "must be one of: uniform, lognormal");
+    }
+  } else {
+    Field trace = *m.Get("trace");
+    s.draw = StragglerDraw::kTrace;
+    // Relative to the scenario file, so a scenario and its traces move together.
+    std::filesystem::path path = Name(trace);
+    if (path.is_relative()) path = std::filesystem::path(file()).parent_path() / path;
+    s.trace_file = path.lexically_normal().string();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(s.trace_file, ec)) {
+      Fail(trace, "no such file: " + s.trace_file + " (a path relative to the scenario file)");
+    }
+    s.trace = ParseStragglerTrace(
+        ReadInputFile(s.trace_file, limits::kScenarioFileBytes, "a straggler trace"), s.trace_file);
+  }
+  return s;
+}
+
+double ClusterReader::Factor(const Field& f) const {
+  double v = 0;
+  if (!f.value.IsScalar() || !ParseNumber(f.value.Scalar(), &v) || v < 1 || v > 1000) {
+    Fail(f, "must be a slowdown factor, a number in [1, 1000] (2: twice as slow)");
+  }
+  return v;
+}
+
+std::vector<int> ClusterReader::Indices(const Field& f, int count) const {
+  std::vector<int> out;
+  std::vector<YAML::Node> nodes;
+  for (const Field& item : List(f, true)) {
+    const int v = static_cast<int>(Integer(item, 0, count - 1));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == v) Fail(item, "listed twice (" + FirstAt(nodes[i]) + ")");
+    }
+    out.push_back(v);
+    nodes.push_back(item.value);
+  }
+  return out;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
   std::vector<StrategySpec> out;
   std::vector<YAML::Node> name_nodes;
   for (const Field& item : r.List(f, true)) {
-    Map m(r, item, {"name", "kind", "options", "model", "training"});
+    Map m(r, item, {"name", "kind", "options", "model", "training", "stragglers"});
     StrategySpec s;
     Field name = m.Require("name");
     s.name = r.PlainName(name);
@@ -40,6 +40,13 @@ std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
     }
     if (auto changed = m.Get("model")) ReadModelOverride(r, *changed, model, &s.own);
     if (auto changed = m.Get("training")) ReadTrainingOverride(r, *changed, training, &s.own);
+    if (auto stragglers = m.Get("stragglers")) {
+      const std::string v = stragglers->value.IsScalar() ? stragglers->value.Scalar() : "";
+      if (v != "on" && v != "off") {
+        r.Fail(*stragglers, "must be \"on\" (the default: the cluster's stragglers) or \"off\"");
+      }
+      s.stragglers_off = v == "off";
+    }
     out.push_back(s);
     name_nodes.push_back(name.value);
   }

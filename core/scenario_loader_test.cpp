@@ -595,7 +595,8 @@ TEST(LoadScenarioErrors, UnknownKeyNested) {
   ExpectError(ErrorOf(Base("  micro_batch: 4", "  micro_batch: 4\n  iterations: {warm: 1}")), 18,
               16, "training.iterations.warm", "unknown key (known: warmup, measured)");
   ExpectError(ErrorOf(Base("    kind: ddp", "    kind: ddp\n    option: {}")), 21, 5,
-              "strategies[0].option", "unknown key (known: name, kind, options, model, training)");
+              "strategies[0].option",
+              "unknown key (known: name, kind, options, model, training, stragglers)");
 }
 
 TEST(LoadScenarioErrors, DuplicateKey) {

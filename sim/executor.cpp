@@ -136,6 +136,12 @@ class Executor {
   // one as tasks retired.
   ExecutionTrace Run() {
     Ingest(1);
+    // A folded rank runs as its representative (strategies/fold.h), which a straggler breaks:
+    // planners refuse to fold then, and a folded graph from elsewhere is refused here.
+    if (!cluster_.stragglers.empty() && !G().fold().empty()) {
+      throw Error(
+          "a folded task graph cannot run with stragglers; plan it with simulation.fold off");
+    }
     Drain();
     for (;;) {
       sg4::Engine::get_instance()->run();
@@ -605,7 +611,7 @@ class Executor {
   // their durations (FinishFused).
   [[gnu::noinline]] void StartCompute(TaskId id) {
     const Task& t = G().task(id);
-    double seconds = std::max(0.0, ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_));
+    double seconds = ComputeSeconds(t);
     if (fusible_rank_[t.rank]) {
       fused_parts_.clear();
       fused_parts_.push_back({id, seconds});
@@ -620,10 +626,7 @@ class Executor {
             (!complete_ && n.iteration >= requested_)) {
           break;
         }
-        const double part =
-            n.kind == TaskKind::kMemory
-                ? 0.0
-                : std::max(0.0, ComputeTaskSeconds(n, cluster_.GpuOfRank(n.rank), spec_));
+        const double part = n.kind == TaskKind::kMemory ? 0.0 : ComputeSeconds(n);
         pending_[next] = 0;  // claimed: it runs inside this Exec, never from ready_
         claimed_[next] = 1;
         fused_parts_.push_back({next, part});
@@ -654,6 +657,16 @@ class Executor {
       return;
     }
     LaunchExec(t.rank, seconds, What::kTask, id);
+  }
+
+  // A compute task's modelled duration, times its rank's straggler factor for the task's
+  // iteration (core/stragglers.h): the Exec is that much longer, so the slowdown passes in
+  // simulated time and reaches whatever waits for the task.
+  double ComputeSeconds(const Task& t) const {
+    const double seconds = std::max(0.0, ComputeTaskSeconds(t, cluster_.GpuOfRank(t.rank), spec_));
+    if (cluster_.stragglers.empty()) return seconds;
+    return seconds *
+           cluster_.stragglers.SlowdownFactor(t.rank, t.iteration, StragglerLevel::kCompute);
   }
 
   void LaunchExec(int rank, double seconds, What what, int x) {

@@ -114,8 +114,27 @@ class ServerFabric {
       // another): half the switch latency on each keeps a route's total.
       LinkSpec link = g_.nics.link;
       if (!link.full_duplex) link.latency_s += entry_latency_s / 2;
+      if (!nic_factor_.empty()) link.bandwidth_Bps /= nic_factor_[k];
       nic_.push_back(MakeDuplex(zone, prefix_ + "nic" + std::to_string(k), link,
                                 g_.nics.link.latency_s + entry_latency_s));
+    }
+  }
+
+  // Link stragglers (core/stragglers.h): NIC k runs at bandwidth / the largest link factor of
+  // the GPUs it serves (ranks first_rank..), both directions; a NIC shared by several GPUs
+  // slows all of them. Fixed factors only (the loader refuses per-iteration ones at link level).
+  void SetNicFactors(const Stragglers& stragglers, int first_rank) {
+    if (stragglers.empty()) return;
+    if (stragglers.HasPerIterationLinkFactor()) {
+      throw Error(
+          "link and server stragglers take fixed factors only (set when the platform is "
+          "built)");
+    }
+    const int per_nic = g_.gpus_per_server / g_.nics.count;
+    nic_factor_.assign(g_.nics.count, 1.0);
+    for (int j = 0; j < g_.gpus_per_server; ++j) {
+      double& f = nic_factor_[j / per_nic];
+      f = std::max(f, stragglers.SlowdownFactor(first_rank + j, 0, StragglerLevel::kLink));
     }
   }
 
@@ -188,6 +207,7 @@ class ServerFabric {
   const ServerGroup& g_;
   std::string prefix_;
   std::vector<Duplex> nvswitch_, gpu_pcie_, switch_uplink_, host_link_, nic_;
+  std::vector<double> nic_factor_;  // by NIC; empty without stragglers
   std::map<std::pair<int, int>, sg4::Link*> nvlink_;
   std::vector<std::vector<sg4::Link*>> socket_link_;
 };
@@ -377,6 +397,7 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
     const double speed = GpuSpeed(cluster.GpuOfGroup(gi));
     for (int k = 0; k < g.count; ++k, ++server) {
       ServerFabric fabric(g, server);
+      fabric.SetNicFactors(cluster.stragglers, static_cast<int>(p.gpus.size()));
       fabric.CreateLinks(root, net.switch_latency_s);
       std::vector<Endpoint> gpus, cpus;
       for (int nic = 0; nic < g.nics.count; ++nic) {

@@ -10,6 +10,8 @@ namespace {
 std::string Refusal(const Scenario& s, const ReplicaLayout& layout, int block_gpus) {
   if (!s.simulation.fold) return "simulation.fold is off";
   if (layout.replicas < 2) return "one data-parallel replica, nothing to fold";
+  // A straggler makes its replica run differently from the representative's (core/stragglers.h).
+  if (!s.cluster.stragglers.empty()) return "stragglers break the symmetry of the replicas";
   const ClusterSpec& c = s.cluster;
   const int gpus = layout.replicas * layout.replica_gpus;
   if (gpus % block_gpus != 0 || gpus / block_gpus < 2) {

@@ -141,9 +141,14 @@ const StrategyKindInfo* FindStrategyKind(const std::string& kind) {
 Plan PlanStrategy(const Scenario& s, const StrategySpec& spec) {
   for (const Entry& e : kPlanners) {
     if (spec.kind != e.kind) continue;
-    Plan plan = spec.own.empty() ? e.plan(s, spec) : e.plan(ScenarioFor(s, spec), spec);
+    const bool own = !spec.own.empty() || spec.stragglers_off;
+    Plan plan = own ? e.plan(ScenarioFor(s, spec), spec) : e.plan(s, spec);
     for (const std::string& changed : DescribeOverrides(s, spec)) {
       plan.notes.push_back("trained with " + changed);
+    }
+    // The stragglers this strategy runs with (core/stragglers.h), for the report.
+    if (!spec.stragglers_off) {
+      for (const std::string& line : s.cluster.stragglers.Describe()) plan.notes.push_back(line);
     }
     if (plan.fold.empty()) {
       // Planners that do not fold say nothing; the report says why they ran in full.
