@@ -32,8 +32,9 @@ Scenario ScenarioFor(const Scenario& s, const StrategySpec& spec) {
 std::vector<std::string> DescribeOverrides(const Scenario& s, const StrategySpec& spec) {
   std::vector<std::string> notes;
   if (spec.stragglers_off && !s.cluster.stragglers.empty()) {
-    notes.push_back("stragglers = off (the scenario's: " +
-                    std::to_string(s.cluster.stragglers.entries.size()) + " entries)");
+    const size_t n = s.cluster.stragglers.entries.size();
+    notes.push_back("stragglers = off (the scenario's: " + std::to_string(n) +
+                    (n == 1 ? " entry)" : " entries)"));
   }
   if (spec.own.empty()) return notes;
   const Scenario mine = ScenarioFor(s, spec);

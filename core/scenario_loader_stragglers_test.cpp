@@ -150,7 +150,7 @@ TEST(StragglerLoader, AStrategyMayRunWithoutThem) {
   EXPECT_EQ(ScenarioFor(s, s.strategies[0]).cluster.stragglers.entries.size(), 1u);
   EXPECT_TRUE(ScenarioFor(s, s.strategies[1]).cluster.stragglers.empty());
   EXPECT_EQ(DescribeOverrides(s, s.strategies[1]),
-            (std::vector<std::string>{"stragglers = off (the scenario's: 1 entries)"}));
+            (std::vector<std::string>{"stragglers = off (the scenario's: 1 entry)"}));
   ExpectError(ErrorOf(text + "  - name: odd\n    kind: ddp\n    stragglers: maybe\n"), 28, 17,
               "strategies[2].stragglers",
               "must be \"on\" (the default: the cluster's stragglers) or \"off\"");
