@@ -98,7 +98,7 @@ TEST(ParameterServer, ColocatedShardsSendNothingToTheirOwnGpu) {
 }
 
 TEST(ParameterServer, SspPullWaitsForEveryWorkersPushOfTMinusS) {
-  const Scenario s = Small();
+  const Scenario s = Small(6);  // 3 workers, 1 dedicated shard
   for (int staleness : {1, 2}) {
     const Plan p = PlanParameterServer(s, SpecOf("ssp", "ssp",
                                                  {{"placement", "dedicated"},
