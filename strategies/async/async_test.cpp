@@ -34,13 +34,18 @@ bool Has(const std::string& name, const std::string& part) {
   return name.find(part) != std::string::npos;
 }
 
-// Every task `id` waits for, transitively.
+// Every task `id` waits for, transitively: dependencies, stream order and a receive's send.
 std::set<TaskId> Ancestors(const TaskGraph& g, TaskId id) {
   std::set<TaskId> seen;
   std::vector<TaskId> todo = {id};
   // Stream order is a dependency too: the previous task on the same rank and stream.
   std::map<std::pair<int, int>, std::vector<TaskId>> on;
-  for (const Task& t : g.tasks()) on[{t.rank, t.stream}].push_back(t.id);
+  // A receive completes only with its send (the pair's rendezvous).
+  std::map<int, TaskId> send_of_tag;
+  for (const Task& t : g.tasks()) {
+    on[{t.rank, t.stream}].push_back(t.id);
+    if (t.kind == TaskKind::kSend) send_of_tag[t.tag] = t.id;
+  }
   while (!todo.empty()) {
     const Task& t = g.task(todo.back());
     todo.pop_back();
@@ -48,6 +53,7 @@ std::set<TaskId> Ancestors(const TaskGraph& g, TaskId id) {
     const std::vector<TaskId>& same = on[{t.rank, t.stream}];
     auto it = std::find(same.begin(), same.end(), t.id);
     if (it != same.begin()) before.push_back(*(it - 1));
+    if (t.kind == TaskKind::kRecv) before.push_back(send_of_tag.at(t.tag));
     for (TaskId d : before) {
       if (seen.insert(d).second) todo.push_back(d);
     }
