@@ -107,6 +107,10 @@ void TaskGraph::CheckTask(const Task& t) const {
     fail("mirror " + std::to_string(t.mirror) + " is not an earlier task");
   }
   if (t.flops < 0 || t.bytes < 0) fail("flops and bytes must not be negative");
+  if (t.on_host && t.kind != TaskKind::kCompute && t.kind != TaskKind::kSend &&
+      t.kind != TaskKind::kRecv) {
+    fail("only compute, send and receive tasks run on a host CPU");
+  }
   switch (t.kind) {
     case TaskKind::kCollective:
       if (t.collective < collective_base_ || t.collective >= next_collective()) {

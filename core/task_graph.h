@@ -101,6 +101,11 @@ struct Task {
   // kFusedAttention: query i attends to keys 0..i only (a decoder's causal mask), which a fused
   // kernel exploits by skipping the masked half of the score tiles.
   bool causal = false;
+  // kCompute, kSend, kRecv: the task runs on its rank's host CPU socket (the socket owning the
+  // rank's GPU), not on the GPU: a parameter-server shard on a CPU node (strategies/async/).
+  // A Send's flag places the source end, a Recv's the destination end. In the padding after
+  // the one-byte fields, so Task keeps its size.
+  bool on_host = false;
   DType dtype = DType::kFP32;
   Name name;
   Name category;  // free label for reports: "dp", "activations", "weights", ...

@@ -137,6 +137,7 @@ std::string TaskGraphToJson(const TaskGraph& g) {
            {"stream", t.stream},   {"iteration", t.iteration},     {"phase", ToString(t.phase)},
            {"name", t.name.str()}, {"category", t.category.str()}, {"deps", t.deps}};
     if (t.mirror >= 0) o["mirror"] = t.mirror;
+    if (t.on_host) o["on_host"] = true;  // only when set, so older graphs keep their text
     switch (t.kind) {
       case TaskKind::kCompute:
         o["op"] = ToString(t.op);
@@ -264,6 +265,7 @@ TaskGraph FromJson(const Json& j) {
     t.category = Get<std::string>(o, "category", p);
     t.deps = Get<std::vector<TaskId>>(o, "deps", p);
     if (o.contains("mirror")) t.mirror = Get<TaskId>(o, "mirror", p);
+    if (o.contains("on_host")) t.on_host = Get<bool>(o, "on_host", p);
     switch (t.kind) {
       case TaskKind::kCompute:
         t.op = internal::EnumFromString(kAllOpKinds, Get<std::string>(o, "op", p), p + ".op");

@@ -140,6 +140,47 @@ TEST(TaskGraph, MirrorsAndFoldRoundTripAndAreChecked) {
   }
 }
 
+// A task on its rank's host CPU (a parameter-server shard on a CPU node, strategies/async/).
+TEST(TaskGraph, OnHostRoundTripsAndOnlyComputeAndTransfersRunOnAHost) {
+  // The flag sits in the padding after the one-byte fields: Task keeps its size (144 bytes
+  // before the flag too; the 136 of the comment in core/task_graph.h predates some field).
+  static_assert(sizeof(Task) <= 144, "Task grew: see the packing comment in core/task_graph.h");
+  TaskGraph g(2);
+  const int s = g.Stream("ps");
+  Task send, recv;
+  send.stream = recv.stream = s;
+  send.name = recv.name = "push";
+  recv.on_host = true;
+  const auto [sid, rid] = g.AddTransfer(0, 1, 100, send, recv);
+  Task update;
+  update.kind = TaskKind::kCompute;
+  update.rank = 1;
+  update.stream = s;
+  update.name = "adam";
+  update.bytes = 64;
+  update.on_host = true;
+  const TaskId uid = g.Add(update);
+  const std::string text = TaskGraphToJson(g);
+  const TaskGraph back = TaskGraphFromJson(text);
+  EXPECT_FALSE(back.task(sid).on_host);
+  EXPECT_TRUE(back.task(rid).on_host);
+  EXPECT_TRUE(back.task(uid).on_host);
+  // Graphs without the flag keep their text.
+  EXPECT_EQ(TaskGraphToJson(Sample()).find("on_host"), std::string::npos);
+  Task mem;
+  mem.kind = TaskKind::kMemory;
+  mem.stream = s;
+  mem.name = "buffers";
+  mem.on_host = true;
+  try {
+    g.Add(mem);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "task 3 ('buffers'): only compute, send and receive tasks run on a host CPU");
+  }
+}
+
 TEST(TaskGraph, RejectsCollectiveWithRepeatedRank) {
   TaskGraph g(2);
   Collective c;

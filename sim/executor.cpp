@@ -208,7 +208,7 @@ class Executor {
         break;
       case What::kTransferStart: {
         const Task& send = G().task(a);
-        Launch(Transfer(platform_.gpus[send.rank], platform_.gpus[send.peer], send.bytes),
+        Launch(Transfer(EndHost(send), EndHost(G().task(index_.Peer(send))), send.bytes),
                What::kTransfer, a, 0);
         break;
       }
@@ -589,7 +589,10 @@ class Executor {
           TakeOff(send_id);
           TakeOff(recv_id);
         }
-        const double latency = RouteLatency(send.rank, send.peer);
+        const Task& recv = G().task(recv_id);
+        const double latency = send.on_host || recv.on_host
+                                   ? RouteLatencySeconds(platform_, EndHost(send), EndHost(recv))
+                                   : RouteLatency(send.rank, send.peer);
         if (latency > 0) {
           After(latency, What::kTransferStart, send_id, 0);
         } else {
@@ -611,6 +614,10 @@ class Executor {
   // their durations (FinishFused).
   [[gnu::noinline]] void StartCompute(TaskId id) {
     const Task& t = G().task(id);
+    if (t.on_host) {
+      StartHostCompute(id);
+      return;
+    }
     double seconds = ComputeSeconds(t);
     if (fusible_rank_[t.rank]) {
       fused_parts_.clear();
@@ -622,7 +629,7 @@ class Executor {
         // A task of the newest iteration taken in may still get successors from the next:
         // the chain stops before it (Ingest refuses an edge to a claimed task).
         if (pending_[next] != 1 || n.rank != t.rank || mirrors_.count(next) > 0 ||
-            (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory) ||
+            (n.kind != TaskKind::kCompute && n.kind != TaskKind::kMemory) || n.on_host ||
             (!complete_ && n.iteration >= requested_)) {
           break;
         }
@@ -667,6 +674,27 @@ class Executor {
     if (cluster_.stragglers.empty()) return seconds;
     return seconds *
            cluster_.stragglers.SlowdownFactor(t.rank, t.iteration, StragglerLevel::kCompute);
+  }
+
+  // A kernel of a host CPU socket (Task::on_host): memory-bound, its bytes at the socket's
+  // memory bandwidth (kHostMemoryBps); Execs on one socket share it, as SimGrid shares a host.
+  void StartHostCompute(TaskId id) {
+    const Task& t = G().task(id);
+    const double seconds = t.bytes / kHostMemoryBps;
+    if (seconds <= 0) {
+      done_queue_.push_back(id);
+      return;
+    }
+    sg4::Host* cpu = platform_.host_cpus[t.rank];
+    sg4::ExecPtr e = sg4::Exec::init();
+    e->set_flops_amount(seconds * cpu->get_speed());
+    e->set_host(cpu);
+    Launch(e, What::kTask, id, 0);
+  }
+
+  // Where a transfer's end runs: its rank's GPU, or its host CPU socket (Task::on_host).
+  sg4::Host* EndHost(const Task& t) const {
+    return t.on_host ? platform_.host_cpus[t.rank] : platform_.gpus[t.rank];
   }
 
   void LaunchExec(int rank, double seconds, What what, int x) {

@@ -179,6 +179,36 @@ class ServerFabric {
     return r;
   }
 
+  // The NIC through which CPU socket `socket` reaches the network: the first one under its PCIe
+  // tree, else NIC 0.
+  int NicOfSocket(int socket) const {
+    if (!g_.pcie) return 0;
+    for (int k = 0; k < g_.nics.count; ++k) {
+      if (SocketOfSwitch(NicSwitch(k)) == socket) return k;
+    }
+    return 0;
+  }
+
+  Route CpuToNetwork(int socket) const {
+    const int nic = NicOfSocket(socket);
+    if (!g_.pcie) return {nic_[nic].up};
+    const int sw = NicSwitch(nic);
+    Route r;
+    if (SocketOfSwitch(sw) != socket) r.push_back(socket_link_[socket][SocketOfSwitch(sw)]);
+    r.push_back(switch_uplink_[sw].down);
+    r.push_back(nic_[nic].up);
+    return r;
+  }
+
+  Route NetworkToCpu(int socket) const {
+    const int nic = NicOfSocket(socket);
+    if (!g_.pcie) return {nic_[nic].down};
+    const int sw = NicSwitch(nic);
+    Route r{nic_[nic].down, switch_uplink_[sw].up};
+    if (SocketOfSwitch(sw) != socket) r.push_back(socket_link_[SocketOfSwitch(sw)][socket]);
+    return r;
+  }
+
   Route GpuToCpu(int a, int socket) const {
     if (!g_.pcie) return {host_link_[a].up};
     Route r{gpu_pcie_[a].up, switch_uplink_[SwitchOf(a)].up};
@@ -414,8 +444,17 @@ Platform BuildPlatform(const ClusterSpec& cluster) {
         gpus.push_back(e);
       }
       for (int s = 0; s < fabric.Sockets(); ++s) {
-        // CPU hosts only source and sink host<->device copies; their speed is not used.
-        cpus.push_back(MakeEndpoint(root, fabric.prefix() + "cpu" + std::to_string(s), 1e9));
+        // CPU hosts source and sink host<->device copies and run host tasks (Task::on_host),
+        // whose durations the executor gives in this unit of speed. A socket hangs under the
+        // group of the NIC it reaches the network through.
+        const int group = groups.Of(server, fabric.NicOfSocket(s));
+        sg4::NetZone* parent = groups.Zone(group);
+        Endpoint e = MakeEndpoint(parent, fabric.prefix() + "cpu" + std::to_string(s), 1e9);
+        AddStarRoutes(parent, e.zone, e.gateway, fabric.CpuToNetwork(s), fabric.NetworkToCpu(s));
+        if (groups.by_rail()) {
+          rail_endpoints.push_back({e, group, fabric.CpuToNetwork(s), fabric.NetworkToCpu(s)});
+        }
+        cpus.push_back(e);
       }
       for (int a = 0; a < g.gpus_per_server; ++a) {
         for (int b = 0; b < g.gpus_per_server; ++b) {

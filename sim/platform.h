@@ -6,7 +6,7 @@
 //   │    ├── s0g1 zone ...                              under leaf k
 //   │    └── router leaf0_gw ── leaf0_uplink (up/down) ═ spine
 //   ├── leaf1 ...
-//   └── s0cpu0 zone, s0cpu1 zone (CPU sockets: sources and sinks of host<->device copies)
+//   └── s0cpu0 zone, s0cpu1 zone (CPU sockets: host<->device copies, and host-run tasks)
 //
 //  A GPU's route to its star centre is its path to its NIC: [PCIe links..] nic_up (and back:
 //  nic_down [PCIe links..]). Switch latencies ride on links that exist anyway: the first
@@ -24,6 +24,9 @@
 // does not slow traffic the other way, and flows in one direction share bandwidth max-min
 // (SimGrid CM02). GPU-to-GPU routes inside a server prefer NVSwitch, then a direct NVLink, then
 // the PCIe tree. A GPU reaches the network through the NIC serving its block of GPUs.
+// A CPU socket reaches the network through the first NIC under its PCIe tree (NIC 0 if none is):
+// down its switch's uplink, then the NIC, so that its traffic contends with the GPUs' there
+// (without a PCIe section: the NIC alone, as the socket's own PCIe link to it is not modelled).
 // Without a PCIe section, a GPU reaches its NIC and its host CPU directly (a dedicated PCIe
 // switch per GPU/NIC pair, as in DGX servers), over a host link of PCIe 4.0 x16 bandwidth.
 // A leaf's uplinks to the spines are one aggregated duplex link (capacity = the NIC bandwidth
@@ -64,6 +67,12 @@ double RouteLatencySeconds(const Platform& p, simgrid::s4u::Host* src, simgrid::
 // host<->device copies on servers described without a PCIe tree.
 inline constexpr double kDefaultHostLinkBps = 31.5e9;
 inline constexpr double kDefaultHostLinkLatencyS = 1e-6;
+
+// Memory bandwidth of a host CPU socket, which bounds the memory-bound kernels that run there
+// (Task::on_host: a parameter-server shard's update): DDR4-3200 on 8 channels, 3200 MT/s x
+// 8 bytes x 8 = 204.8 GB/s per socket (AMD EPYC 7003 and Intel Xeon 3rd-gen Scalable
+// datasheets: 8 DDR4-3200 channels per socket). Peak, as the GPUs' figures are.
+inline constexpr double kHostMemoryBps = 204.8e9;
 
 // Builds the platform into the current Engine (which must exist and not be running). Checks
 // the cluster first and throws stratasim::Error rather than let SimGrid abort on a bad route.

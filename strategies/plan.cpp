@@ -1,5 +1,6 @@
 #include "strategies/plan.h"
 
+#include "strategies/async/async.h"
 #include "strategies/comm/compressed_ddp.h"
 #include "strategies/data/ddp.h"
 #include "strategies/moe/moe_strategies.h"
@@ -116,6 +117,18 @@ const Entry kPlanners[] = {
     {"uniform-precision", PlanUniformPrecision, UniformPrecisionOptions,
      "data parallel with every weight layer's GEMMs and gradient in one format (DPC's baseline)",
      "{format: int8}"},
+    {"parameter-server", PlanParameterServer, ParameterServerOptions,
+     "data parallel through sharded parameter servers, bulk-synchronous: workers push gradient "
+     "slices, shards run Adam, workers pull parameters",
+     "{servers: 2}"},
+    {"ssp", PlanParameterServer, SspOptions,
+     "stale-synchronous parallel parameter server (Ho et al., NIPS'13): no worker more than "
+     "`staleness` iterations ahead of the slowest",
+     "{servers: 2, staleness: 2}"},
+    {"dc-s3gd", PlanDcS3gd, DcS3gdOptions,
+     "DC-S3GD (Rigazzi et al. 2019): decentralised, the update all-reduce overlaps the next "
+     "iteration, delay-compensated gradients (DC-ASGD)",
+     "{}"},
 };
 
 }  // namespace
