@@ -76,7 +76,7 @@ struct GemmShape {
   bool known() const { return m > 0 && n > 0 && k > 0; }
 };
 
-// Plain data of tens of bytes (136 with its fields ordered for packing; names interned,
+// Plain data of tens of bytes (144 with its fields ordered for packing; names interned,
 // core/name.h): plans of millions of tasks must fit in memory (docs/scale.md).
 struct Task {
   TaskId id = -1;
