@@ -336,6 +336,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
     run.result.pipeline = p.plan->pipeline;
     run.result.solver = p.plan->solver;
+    run.result.gnn = p.plan->gnn;
     run.graph = std::move(p.plan->graph);
   };
   auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {
@@ -350,6 +351,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     // The partition and a planner's choices do not depend on the iterations planned.
     r.pipeline = p.plan->pipeline;
     r.solver = p.plan->solver;
+    r.gnn = p.plan->gnn;
     run.result = std::move(r);
     run.streamed = true;
   };

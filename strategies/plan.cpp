@@ -2,6 +2,7 @@
 
 #include "strategies/comm/compressed_ddp.h"
 #include "strategies/data/ddp.h"
+#include "strategies/gnn/gnn_training.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/pipeline/trirace.h"
@@ -116,6 +117,16 @@ const Entry kPlanners[] = {
     {"uniform-precision", PlanUniformPrecision, UniformPrecisionOptions,
      "data parallel with every weight layer's GEMMs and gradient in one format (DPC's baseline)",
      "{format: int8}"},
+    {"gnn-no-cache", PlanGnnNoCache, GnnNoCacheOptions,
+     "data-parallel sampled GraphSAGE, every input feature row copied host-to-device", "{}"},
+    {"gnn-static-cache", PlanGnnStaticCache, GnnStaticCacheOptions,
+     "sampled GraphSAGE with PaGraph's (SoCC'20) static GPU cache of the highest-degree "
+     "vertices' features",
+     "{cache_fraction: 0.2}"},
+    {"brgraph", PlanBrGraph, BrGraphOptions,
+     "sampled GraphSAGE with BRGraph's (CCPE'22) batch reuse: the last batch's (or two "
+     "batches') features kept on the GPU, hits gathered on the GPU, misses copied",
+     "{levels: 2}"},
 };
 
 }  // namespace
