@@ -351,7 +351,6 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
     // The partition and a planner's choices do not depend on the iterations planned.
     r.pipeline = p.plan->pipeline;
     r.solver = p.plan->solver;
-    r.gnn = p.plan->gnn;
     run.result = std::move(r);
     run.streamed = true;
   };

@@ -3,29 +3,46 @@
 #include <algorithm>
 #include <utility>
 
-#include "kernels/batch_reuse_ref.h"
-
 namespace stratasim {
+
+bool FeatureSource::IdSet::Contains(std::int64_t v) const {
+  return bits.empty() ? std::binary_search(sorted.begin(), sorted.end(), v)
+                      : static_cast<bool>(bits[static_cast<size_t>(v)]);
+}
+
+FeatureSource::IdSet FeatureSource::MakeSet(std::vector<std::int64_t> ids, std::int64_t vertices) {
+  IdSet set;
+  std::sort(ids.begin(), ids.end());
+  if (vertices <= kBitmapVertices) {
+    set.bits.assign(static_cast<size_t>(vertices), false);
+    for (std::int64_t v : ids) set.bits[static_cast<size_t>(v)] = true;
+  }
+  set.sorted = std::move(ids);
+  return set;
+}
 
 FeatureSource FeatureSource::NoCache() { return FeatureSource(); }
 
-FeatureSource FeatureSource::StaticCache(std::shared_ptr<const std::vector<std::int64_t>> cached) {
+FeatureSource FeatureSource::StaticCache(std::shared_ptr<const std::vector<std::int64_t>> cached,
+                                         std::int64_t vertices) {
   FeatureSource f;
   f.kind_ = Kind::kStatic;
-  f.cached_ = std::move(cached);
+  f.vertices_ = vertices;
+  f.cached_ = std::make_shared<const IdSet>(MakeSet(*cached, vertices));
   return f;
 }
 
-FeatureSource FeatureSource::BatchReuse(int levels) {
+FeatureSource FeatureSource::BatchReuse(int levels, std::int64_t vertices) {
   FeatureSource f;
   f.kind_ = Kind::kReuse;
   f.levels_ = levels;
+  f.vertices_ = vertices;
   return f;
 }
 
 std::vector<std::int64_t> FeatureSource::KeptVertices() const {
   std::vector<std::int64_t> n;
-  for (const auto& k : kept_) n.push_back(static_cast<std::int64_t>(k.size()));
+  for (const IdSet& k : kept_) n.push_back(static_cast<std::int64_t>(k.sorted.size()));
   return n;
 }
 
@@ -36,27 +53,27 @@ FeatureLookup FeatureSource::Next(const std::vector<std::int64_t>& ids) {
     case Kind::kNone:
       break;
     case Kind::kStatic:
-      for (std::int64_t v : ids) {
-        f.hits += std::binary_search(cached_->begin(), cached_->end(), v);
-      }
+      for (std::int64_t v : ids) f.hits += cached_->Contains(v);
       break;
     case Kind::kReuse: {
-      // Level 1 searches the whole batch in batch t-1; level 2 searches level 1's misses in
-      // batch t-2, as a second pass of the same kernel.
+      // Level 1 searches the whole batch in batch t-1's sorted ids; level 2 searches level 1's
+      // misses in batch t-2's, as a second pass of the same kernel (kernels/batch_reuse.h: one
+      // binary search per query; kernels/batch_reuse_ref.h is its reference, against which
+      // strategies/gnn/feature_source_test.cpp checks these counts).
       std::vector<std::int64_t> query = ids;
-      for (const std::vector<std::int64_t>& kept : kept_) {
-        const kernels::batch_reuse::Reuse r = kernels::batch_reuse::FindReuse(kept, query);
-        f.searched.push_back(static_cast<std::int64_t>(kept.size()));
+      for (const IdSet& kept : kept_) {
+        f.searched.push_back(static_cast<std::int64_t>(kept.sorted.size()));
         f.queries.push_back(static_cast<std::int64_t>(query.size()));
-        const auto found = static_cast<std::int64_t>(query.size() - r.misses.size());
+        std::vector<std::int64_t> missed;
+        for (std::int64_t v : query) {
+          if (!kept.Contains(v)) missed.push_back(v);
+        }
+        const auto found = static_cast<std::int64_t>(query.size() - missed.size());
         f.level_hits.push_back(found);
         f.hits += found;
-        std::vector<std::int64_t> missed;
-        missed.reserve(r.misses.size());
-        for (std::int32_t i : r.misses) missed.push_back(query[i]);
         query = std::move(missed);
       }
-      kept_.insert(kept_.begin(), ids);
+      kept_.insert(kept_.begin(), MakeSet(ids, vertices_));
       if (static_cast<int>(kept_.size()) > levels_) kept_.pop_back();
       break;
     }

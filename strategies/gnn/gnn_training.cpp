@@ -14,6 +14,7 @@
 #include "models/graphsage.h"
 #include "models/memory.h"
 #include "strategies/batching.h"
+#include "strategies/gnn/batch_cache.h"
 #include "strategies/gnn/feature_source.h"
 #include "strategies/layer_tasks.h"
 
@@ -127,10 +128,11 @@ Plan LowerGnn(const Scenario& s, const GnnSettings& o, const OptionReader& opt) 
     }
     cached = std::make_shared<const std::vector<std::int64_t>>(std::move(ids));
   }
-  std::vector<FeatureSource> sources(gpus, o.mode == Mode::kNoCache ? FeatureSource::NoCache()
-                                           : o.mode == Mode::kStaticCache
-                                               ? FeatureSource::StaticCache(cached)
-                                               : FeatureSource::BatchReuse(o.levels));
+  const std::int64_t vertices = GraphVertices(s);
+  FeatureSource source = FeatureSource::NoCache();
+  if (o.mode == Mode::kStaticCache) source = FeatureSource::StaticCache(cached, vertices);
+  if (o.mode == Mode::kReuse) source = FeatureSource::BatchReuse(o.levels, vertices);
+  std::vector<FeatureSource> sources(gpus, source);
   // Batch reuse: per rank the device bytes of the batches kept (rows and sorted index), oldest
   // first, freed when they leave the window.
   std::vector<std::deque<double>> kept_bytes(gpus);
@@ -154,7 +156,9 @@ Plan LowerGnn(const Scenario& s, const GnnSettings& o, const OptionReader& opt) 
       for (int mb = 0; mb < mbs; ++mb) {
         at.prefix = "it" + std::to_string(it) + "/mb" + std::to_string(mb) + "/";
         const int index = (it * mbs + mb) * gpus + r;
-        const GraphBatch batch = SampleGraphBatch(model, tr.micro_batch, tr.seed, index);
+        const std::shared_ptr<const GraphBatch> sampled =
+            CachedGraphBatch(model, tr.micro_batch, tr.seed, index);
+        const GraphBatch& batch = *sampled;
         const std::vector<std::int64_t> kept_before = sources[r].KeptVertices();
         const FeatureLookup f = sources[r].Next(batch.ids);
         const double n = static_cast<double>(f.vertices);
