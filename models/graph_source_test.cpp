@@ -171,3 +171,45 @@ TEST(EdgeListGraph, AGraphOverTheBoundIsRefusedWithItsSize) {
 
 }  // namespace
 }  // namespace stratasim
+
+namespace stratasim {
+namespace {
+
+std::string LoadErrorOf(const std::string& model) {
+  const std::string text =
+      "name: g\ncluster:\n  servers:\n    - {name: b, gpu: A100-SXM4-80GB, gpus_per_server: 1}\n"
+      "  network: {kind: single_switch}\nmodel: " +
+      model +
+      "\ntraining: {global_batch: 8, micro_batch: 8}\nstrategies:\n  - {name: d, kind: ddp}\n";
+  return ErrorOf([&] { LoadScenarioText(text, "g.yaml"); });
+}
+
+TEST(GraphKeys, TheLoaderReadsAndChecksThem) {
+  const std::string text =
+      "name: g\ncluster:\n  servers:\n    - {name: b, gpu: A100-SXM4-80GB, gpus_per_server: 1}\n"
+      "  network: {kind: single_switch}\nmodel: {preset: graphsage-products, graph: power-law, "
+      "graph_exponent: 2.2}\ntraining: {global_batch: 8, micro_batch: 8}\nstrategies:\n"
+      "  - {name: d, kind: ddp}\n";
+  const Scenario s = LoadScenarioText(text, "g.yaml");
+  EXPECT_EQ(s.model.graph, "power-law");
+  EXPECT_DOUBLE_EQ(s.model.graph_exponent, 2.2);
+  EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph: random}"),
+            "g.yaml:6:45: model.graph = \"random\": must be one of: uniform, power-law, edge-list");
+  EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph_exponent: 3}"),
+            "g.yaml:6:54: model.graph_exponent = \"3\": only applies with graph: power-law");
+  EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph: power-law, graph_exponent: 2}"),
+            "g.yaml:6:71: model.graph_exponent = \"2\": must be > 2 and <= 10");
+  EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph_file: g.txt}"),
+            "g.yaml:6:50: model.graph_file = \"g.txt\": only applies with graph: edge-list");
+  EXPECT_NE(LoadErrorOf("{preset: graphsage-products, graph: edge-list}")
+                .find("model.graph_file: required field missing (graph: edge-list reads the "
+                      "graph from it)"),
+            std::string::npos);
+  EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph: edge-list, graph_file: g.txt, "
+                        "graph_vertices: 10}"),
+            "g.yaml:6:90: model.graph_vertices = \"10\": not with graph: edge-list (the file "
+            "gives it)");
+}
+
+}  // namespace
+}  // namespace stratasim
