@@ -194,13 +194,13 @@ TEST(GraphKeys, TheLoaderReadsAndChecksThem) {
   EXPECT_EQ(s.model.graph, "power-law");
   EXPECT_DOUBLE_EQ(s.model.graph_exponent, 2.2);
   EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph: random}"),
-            "g.yaml:6:45: model.graph = \"random\": must be one of: uniform, power-law, edge-list");
+            "g.yaml:6:44: model.graph = \"random\": must be one of: uniform, power-law, edge-list");
   EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph_exponent: 3}"),
-            "g.yaml:6:54: model.graph_exponent = \"3\": only applies with graph: power-law");
+            "g.yaml:6:53: model.graph_exponent = \"3\": only applies with graph: power-law");
   EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph: power-law, graph_exponent: 2}"),
             "g.yaml:6:71: model.graph_exponent = \"2\": must be > 2 and <= 10");
   EXPECT_EQ(LoadErrorOf("{preset: graphsage-products, graph_file: g.txt}"),
-            "g.yaml:6:50: model.graph_file = \"g.txt\": only applies with graph: edge-list");
+            "g.yaml:6:49: model.graph_file = \"g.txt\": only applies with graph: edge-list");
   EXPECT_NE(LoadErrorOf("{preset: graphsage-products, graph: edge-list}")
                 .find("model.graph_file: required field missing (graph: edge-list reads the "
                       "graph from it)"),
