@@ -42,6 +42,7 @@
 #include "core/scenario.h"
 #include "core/units.h"
 #include "report/atomic_file.h"
+#include "report/gnn_table.h"
 #include "report/moe_table.h"
 #include "report/pipeline_table.h"
 #include "report/solver_table.h"
@@ -134,6 +135,8 @@ int Finish(const std::string& out, const RunResults& results, bool traces = true
   if (!moe.empty()) std::cout << "\n" << moe;
   const std::string pipeline = FormatPipelineTable(results);
   if (!pipeline.empty()) std::cout << "\n" << pipeline;
+  const std::string gnn = FormatGnnTable(results);
+  if (!gnn.empty()) std::cout << "\n" << gnn;
   const std::string solver = FormatSolverTable(results);
   if (!solver.empty()) std::cout << "\n" << solver;
   std::cout << "outputs: " << out << "/results.json, results.csv"

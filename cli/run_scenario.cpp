@@ -336,6 +336,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
         PeakMemoryPerStage(p.plan->rank_stage, run.result.metrics.peak_memory_bytes);
     run.result.pipeline = p.plan->pipeline;
     run.result.solver = p.plan->solver;
+    run.result.gnn = p.plan->gnn;
     run.graph = std::move(p.plan->graph);
   };
   auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {

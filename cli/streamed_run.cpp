@@ -114,6 +114,14 @@ void PutResult(sim::WireOut& out, const StrategyResult& r) {
       out.Pod(v);
     }
   }
+  out.Pod(static_cast<char>(r.gnn ? 1 : 0));
+  if (r.gnn) {
+    const GnnFigures& g = *r.gnn;
+    for (double v : {g.vertices_per_iteration, g.hits_per_iteration, g.h2d_bytes_per_iteration,
+                     g.cache_bytes}) {
+      out.Pod(v);
+    }
+  }
 }
 
 StrategyResult GetResult(sim::WireIn& in) {
@@ -152,6 +160,14 @@ StrategyResult GetResult(sim::WireIn& in) {
       *v = in.Pod<double>(what);
     }
     r.moe = s;
+  }
+  if (in.Pod<char>(what)) {
+    GnnFigures g;
+    for (double* v : {&g.vertices_per_iteration, &g.hits_per_iteration, &g.h2d_bytes_per_iteration,
+                      &g.cache_bytes}) {
+      *v = in.Pod<double>(what);
+    }
+    r.gnn = g;
   }
   return r;
 }
@@ -202,6 +218,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   r.instants = trace.instants;
   r.fused_tasks = trace.fused_tasks;
   if (plan.moe) r.moe = SummarizeMoe(measured, n, s.training.measured_iterations, *plan.moe);
+  r.gnn = plan.gnn;
   r.peak_memory_per_stage_bytes = PeakMemoryPerStage(plan.rank_stage, r.metrics.peak_memory_bytes);
   if (writer && !writer->Finish(plan.graph.streams(), trace.executor, trace.makespan_s)) {
     throw Error(std::string("cannot write the Chrome trace: ") + std::strerror(write_errno));

@@ -1,5 +1,8 @@
-// GraphSAGE (Hamilton et al. 2017): neighbour sampling over a synthetic uniform random graph.
+// GraphSAGE (Hamilton et al. 2017): neighbour sampling over a synthetic uniform or power-law
+// graph, or a graph read from an edge-list file (docs/gnn.md).
 #include <climits>
+#include <filesystem>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +27,44 @@ ModelSpec Sage(const char* name, std::vector<int> fanouts, int feature_dim, int 
   return m;
 }
 
+// graph, graph_exponent, graph_file: which graph the sampler walks (core/scenario.h).
+void ReadGraphChoice(const ModelFields& m, ModelSpec* spec) {
+  const yaml::Reader& r = m.reader();
+  if (auto graph = m.Get("graph")) {
+    spec->graph = r.String(*graph);
+    if (spec->graph != "uniform" && spec->graph != "power-law" && spec->graph != "edge-list") {
+      r.Fail(*graph, "must be one of: uniform, power-law, edge-list");
+    }
+  }
+  if (auto exponent = m.Get("graph_exponent")) {
+    if (spec->graph != "power-law") r.Fail(*exponent, "only applies with graph: power-law");
+    spec->graph_exponent = r.PositiveNumber(*exponent);
+    // Chung-Lu weights w_i ~ i^(-1/(exponent-1)) have a finite mean degree only above 2;
+    // measured web and product graphs lie between 2 and 3 (Barabasi and Albert 1999), and far
+    // above, every vertex has nearly the same degree.
+    if (!(spec->graph_exponent > 2) || spec->graph_exponent > 10) {
+      r.Fail(*exponent, "must be > 2 and <= 10");
+    }
+  }
+  const auto file = m.Get("graph_file");
+  if (spec->graph != "edge-list") {
+    if (file) r.Fail(*file, "only applies with graph: edge-list");
+    return;
+  }
+  const yaml::Field f = m.Require("graph_file", "graph: edge-list reads the graph from it");
+  std::filesystem::path path(r.Name(f));
+  if (path.is_relative() && !r.file().empty()) {
+    path = std::filesystem::path(r.file()).parent_path() / path;
+  }
+  spec->graph_file = path.string();
+  spec->graph_file_where = r.WhereOf(f);
+  for (const char* key : {"graph_vertices", "graph_degree"}) {
+    if (auto given = m.Get(key)) r.Fail(*given, "not with graph: edge-list (the file gives it)");
+  }
+  spec->graph_vertices = 0;
+  spec->graph_degree = 0;
+}
+
 void ReadGraphSage(const ModelFields& m, ModelSpec* spec) {
   const yaml::Reader& r = m.reader();
   const char* why = "kind graphsage needs it, or name a preset";
@@ -37,6 +78,8 @@ void ReadGraphSage(const ModelFields& m, ModelSpec* spec) {
   m.Positive("feature_dim", &spec->feature_dim, why);
   m.Positive("hidden", &spec->hidden, why);
   m.Positive("classes", &spec->classes, why);
+  ReadGraphChoice(m, spec);
+  if (spec->graph == "edge-list") return;  // the file gives the vertices and degrees
   if (auto vertices = m.Get("graph_vertices")) {
     spec->graph_vertices = static_cast<double>(r.Integer(*vertices, 1, LLONG_MAX));
   } else if (m.custom()) {
@@ -54,9 +97,15 @@ void ReadGraphSage(const ModelFields& m, ModelSpec* spec) {
 ModelKind GraphSageModelKind() {
   ModelKind k;
   k.name = "graphsage";
-  k.keys = {{"fanouts", "from the preset"},        {"feature_dim", "from the preset"},
-            {"hidden", "from the preset"},         {"classes", "from the preset"},
-            {"graph_vertices", "from the preset"}, {"graph_degree", "from the preset"}};
+  k.keys = {{"fanouts", "from the preset"},
+            {"feature_dim", "from the preset"},
+            {"hidden", "from the preset"},
+            {"classes", "from the preset"},
+            {"graph_vertices", "from the preset"},
+            {"graph_degree", "from the preset"},
+            {"graph", "uniform"},
+            {"graph_exponent", "2.5"},
+            {"graph_file", "(graph: edge-list)"}};
   k.presets = {
       // Reddit: Hamilton et al. 2017, "Inductive Representation Learning on Large Graphs"
       // (232,965 posts, average degree 492, K = 2 hops sampling S1 = 25 and S2 = 10); 602

@@ -78,6 +78,14 @@ struct ModelSpec {
   int feature_dim = 0;       // input feature width (FP32 on the host)
   double graph_vertices = 0;
   double graph_degree = 0;  // mean degree: a hop samples min(fanout, degree) neighbours
+  // Which graph (docs/gnn.md): "uniform" (every vertex has graph_degree neighbours drawn anew
+  // at each draw), "power-law" (Chung-Lu weights of exponent graph_exponent, generated from the
+  // seed, never stored) or "edge-list" (graph_file, "src dst" per line, held as CSR; it gives
+  // the vertex count and mean degree).
+  std::string graph = "uniform";
+  double graph_exponent = 2.5;  // power-law: P(degree = k) ~ k^-exponent, > 2
+  std::string graph_file;       // edge-list: the path, resolved against the scenario's folder
+  SourceLocation graph_file_where;
 
   Recompute recompute = Recompute::kNone;
   int recompute_layers = 0;  // recompute only the first N transformer layers; 0 = all

@@ -617,12 +617,13 @@ TEST(LoadScenarioErrors, WrongTypes) {
                               "gpus_per_server: 4\n      FABRIC\n",
                               "  servers: {a: 1}\n")),
               3, 12, "cluster.servers", "must be a list, not a map");
-  ExpectError(ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
-              "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
-              "layers, hidden, heads, sequence, vocabulary, ffn_hidden, attention, causal, "
-              "sparse_embedding, token_distribution, zipf_exponent, kv_heads, experts, top_k, "
-              "capacity_factor, architecture, image_size, classes, "
-              "fanouts, feature_dim, graph_vertices, graph_degree)");
+  ExpectError(
+      ErrorOf(Base("model:\n  preset: gpt2-medium", "model: gpt2-medium")), 13, 8, "model",
+      "must be a map, not a scalar (keys: preset, kind, recompute, recompute_layers, "
+      "layers, hidden, heads, sequence, vocabulary, ffn_hidden, attention, causal, "
+      "sparse_embedding, token_distribution, zipf_exponent, kv_heads, experts, top_k, "
+      "capacity_factor, architecture, image_size, classes, "
+      "fanouts, feature_dim, graph_vertices, graph_degree, graph, graph_exponent, graph_file)");
   ExpectError(ErrorOf(Base("  global_batch: 64", "  global_batch: [64]")), 16, 17,
               "training.global_batch", "must be an integer >= 1");
   ExpectError(ErrorOf(Base("name: base", "name: [a]")), 1, 7, "name",

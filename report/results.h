@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gnn_figures.h"
 #include "core/metrics.h"
 #include "core/pipeline_figures.h"
 #include "core/solver_figures.h"
@@ -37,6 +38,9 @@ struct StrategyResult {
   // Plans a MILP planner chose (Plan::solver): printed by report/solver_table.h, never written
   // to files (its solve time is wall-clock). Set by the parent process from its plan.
   std::optional<SolverFigures> solver;
+  // GNN feature-transfer strategies only (Plan::gnn): bytes copied, hit rate and cache memory,
+  // printed by report/gnn_table.h and written to results.json. Set by the parent from its plan.
+  std::optional<GnnFigures> gnn;
   // How it was simulated (docs/scale.md): "folded: ..." or "full: <why not folded>", and the
   // size of the run: tasks in the plan's graph, SimGrid activities and timers, distinct
   // instants at which they ended, tasks fused into another's activity.

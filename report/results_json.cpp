@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/csv_fields.h"
+#include "report/gnn_table.h"
 #include "report/pipeline_table.h"
 
 namespace stratasim {
@@ -70,6 +71,7 @@ Json StrategyToJson(const StrategyResult& s) {
   j["peak_memory_per_stage_bytes"] = s.ok ? Json(s.peak_memory_per_stage_bytes) : Json::array();
   if (s.ok && s.moe) j["moe"] = Json::parse(MoeSummaryJson(*s.moe));
   if (s.ok && s.pipeline) j["pipeline"] = PipelineToJson(s);
+  if (s.ok && s.gnn) j["gnn"] = Json::parse(GnnFiguresJson(*s.gnn));
   j["fold"] = s.fold;
   j["simulation"] = {{"tasks", s.tasks},
                      {"activities", s.activities},

@@ -3,6 +3,7 @@
 #include "strategies/async/async.h"
 #include "strategies/comm/compressed_ddp.h"
 #include "strategies/data/ddp.h"
+#include "strategies/gnn/gnn_training.h"
 #include "strategies/moe/moe_strategies.h"
 #include "strategies/pipeline/pipeline.h"
 #include "strategies/pipeline/trirace.h"
@@ -129,6 +130,16 @@ const Entry kPlanners[] = {
      "DC-S3GD (Rigazzi et al. 2019): decentralised, the update all-reduce overlaps the next "
      "iteration, delay-compensated gradients (DC-ASGD)",
      "{}"},
+    {"gnn-no-cache", PlanGnnNoCache, GnnNoCacheOptions,
+     "data-parallel sampled GraphSAGE, every input feature row copied host-to-device", "{}"},
+    {"gnn-static-cache", PlanGnnStaticCache, GnnStaticCacheOptions,
+     "sampled GraphSAGE with PaGraph's (SoCC'20) static GPU cache of the highest-degree "
+     "vertices' features",
+     "{cache_fraction: 0.2}"},
+    {"brgraph", PlanBrGraph, BrGraphOptions,
+     "sampled GraphSAGE with BRGraph's (CCPE'22) batch reuse: the last batch's (or two "
+     "batches') features kept on the GPU, hits gathered on the GPU, misses copied",
+     "{levels: 2}"},
 };
 
 }  // namespace

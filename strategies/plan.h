@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gnn_figures.h"
 #include "core/moe_figures.h"
 #include "core/pipeline_figures.h"
 #include "core/scenario.h"
@@ -34,6 +35,9 @@ struct Plan {
   // Plans a MILP planner chose: its objective and solve time, for the console only
   // (core/solver_figures.h).
   std::optional<SolverFigures> solver;
+  // GNN feature-transfer strategies only (strategies/gnn/): bytes copied, hit rate and cache
+  // memory, for the report (core/gnn_figures.h).
+  std::optional<GnnFigures> gnn;
   // Whether the graph is folded (strategies/fold.h): "folded: ..." or "full: <why not>".
   std::string fold;
 };

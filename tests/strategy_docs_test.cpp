@@ -131,13 +131,20 @@ TEST(StrategyDocs, EveryKindPlansFromAScenario) {
     const StrategyKindInfo& info = *FindStrategyKind(kind);
     bool moe = false;
     for (const OptionSpec& o : info.options) moe = moe || o.key == "routing";
-    const std::string text = "name: walk\n" + testing::TwoA100Servers(4) +
-                             (moe ? std::string(testing::kSmallMoeModel) +
-                                        "training: {global_batch: 8, micro_batch: 1}\n"
-                                  : std::string("model: {preset: gpt2-medium}\n"
-                                                "training: {global_batch: 16, micro_batch: 2}\n")) +
-                             "strategies:\n  - {name: s, kind: " + kind +
-                             ", options: " + info.example + "}\n";
+    // The GNN feature-transfer kinds (strategies/gnn/) train a sampled GraphSAGE.
+    const bool gnn = kind == "gnn-no-cache" || kind == "gnn-static-cache" || kind == "brgraph";
+    const std::string text =
+        "name: walk\n" + testing::TwoA100Servers(4) +
+        (gnn   ? std::string("model: {kind: graphsage, fanouts: [4, 2], "
+                               "feature_dim: 16, hidden: 32, classes: 4, "
+                               "graph: power-law, graph_vertices: 5000, "
+                               "graph_degree: 8}\n"
+                               "training: {global_batch: 64, micro_batch: 8}\n")
+         : moe ? std::string(testing::kSmallMoeModel) +
+                     "training: {global_batch: 8, micro_batch: 1}\n"
+               : std::string("model: {preset: gpt2-medium}\n"
+                             "training: {global_batch: 16, micro_batch: 2}\n")) +
+        "strategies:\n  - {name: s, kind: " + kind + ", options: " + info.example + "}\n";
     try {
       const Scenario s = LoadScenarioText(text, "walk.yaml");
       const Plan plan = PlanStrategy(s, s.strategies.at(0));
