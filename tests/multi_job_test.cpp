@@ -2,6 +2,7 @@
 // sharing links max-min; checked against closed forms and against each job run alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
