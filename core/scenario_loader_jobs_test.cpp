@@ -66,7 +66,7 @@ TEST(ScenarioJobs, ReadsJobsAndPolicies) {
 }
 
 TEST(ScenarioJobs, UnknownPolicy) {
-  ExpectError(ErrorOf(Jobs("spread, topology", "spread, random, topology")), 24, 20, "placement[1]",
+  ExpectError(ErrorOf(Jobs("spread, topology", "spread, random, topology")), 24, 29, "placement[2]",
               "unknown placement policy (known: packed, spread, topology-aware, ddlwmp)");
 }
 
