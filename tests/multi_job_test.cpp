@@ -8,6 +8,7 @@
 
 #include "cli/merge_jobs.h"
 #include "cli/run_jobs.h"
+#include "core/error.h"
 #include "core/scenario.h"
 #include "core/task_graph.h"
 #include "sim/executor.h"
@@ -85,6 +86,33 @@ TEST(MultiJob, TwoJobsWhoseRingsCrossOneUplinkEachGetHalfItsBandwidth) {
     const double end = JobEnd(local, tl, j, ring);
     EXPECT_NEAR(end, 2 * o.nic_latency_s + o.switch_latency_s + bytes / o.nic_Bps, 1e-9 * end);
   }
+}
+
+TEST(MultiJob, MergingRenamesRanksStreamsAndTagsAndRefusesSharedGpus) {
+  const TaskGraph ring = RingOfTwo(1e6);
+  const MergedJobs m = MergeJobs({{"a", &ring, {0, 2}, 0}, {"b", &ring, {3, 1}, 0}}, 4);
+  EXPECT_EQ(m.graph.streams(),
+            (std::vector<std::string>{"a/ring0", "a/ring1", "b/ring0", "b/ring1"}));
+  ASSERT_EQ(m.first_task, (std::vector<TaskId>{0, 4}));
+  const Task& send = m.graph.task(4);  // job b's first send: its rank 0 -> rank 1
+  EXPECT_EQ(send.kind, TaskKind::kSend);
+  EXPECT_EQ(send.rank, 3);
+  EXPECT_EQ(send.peer, 1);
+  EXPECT_EQ(m.graph.streams()[static_cast<size_t>(send.stream)], "b/ring0");
+  EXPECT_NE(send.tag, m.graph.task(0).tag);  // tags renumbered: each pairs within its job
+  auto error_of = [&](const std::vector<PlacedJob>& jobs) -> std::string {
+    try {
+      MergeJobs(jobs, 4);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of({{"a", &ring, {0, 2}, 0}, {"b", &ring, {2, 3}, 0}}),
+            "job b: GPU 2 is outside the cluster or taken by another job");
+  EXPECT_EQ(error_of({{"a", &ring, {0, 4}, 0}}),
+            "job a: GPU 4 is outside the cluster or taken by another job");
+  EXPECT_EQ(error_of({{"a", &ring, {0}, 0}}), "job a: 1 GPUs placed for 2 ranks");
 }
 
 TEST(MultiJob, ArrivalDelaysAJobExactly) {
@@ -176,6 +204,28 @@ TEST(MultiJob, TwoJobsOnDisjointServersRunAsIfAloneToTheDigit) {
   for (const JobOutcome& j : spread.jobs) {
     ASSERT_TRUE(j.ok) << j.error;
     EXPECT_GT(j.slowdown, 1.0) << j.name;
+  }
+}
+
+// The shipped scenario: every policy runs, and ddlwmp keeps each job under one leaf (2 servers
+// of 4 GPUs: GPUs 8l .. 8l + 7), so no job's traffic crosses an oversubscribed uplink.
+TEST(MultiJob, SharedClusterScenarioRunsEveryPolicy) {
+  const Scenario s =
+      LoadScenarioFile(std::string(STRATASIM_SOURCE_DIR) + "/scenarios/shared-cluster.yaml");
+  const JobsResults r = RunJobs(s, 2, "test");
+  ASSERT_EQ(r.policies.size(), 4u);
+  for (const PolicyOutcome& p : r.policies) {
+    ASSERT_TRUE(p.ok) << p.policy << ": " << p.error;
+    for (const JobOutcome& j : p.jobs) {
+      ASSERT_TRUE(j.ok) << p.policy << " / " << j.name << ": " << j.error;
+      EXPECT_GT(j.alone_iteration_s, 0);
+    }
+  }
+  const PolicyOutcome& ddlwmp = r.policies[3];
+  ASSERT_EQ(ddlwmp.policy, "ddlwmp");
+  for (const JobOutcome& j : ddlwmp.jobs) {
+    for (int g : j.gpus) EXPECT_EQ(g / 8, j.gpus.front() / 8) << j.name;
+    EXPECT_EQ(j.slowdown, 1.0) << j.name;
   }
 }
 
