@@ -188,6 +188,28 @@ struct StrategySpec {
   bool stragglers_off = false;
 };
 
+// One job of a shared-cluster scenario (docs/multi-job.md): its own model, training and
+// strategy, planned on a cluster of `gpus` GPUs of the scenario's server design, then placed on
+// the scenario's cluster beside the other jobs.
+struct JobSpec {
+  std::string name;  // unique among the jobs; also its strategy's name
+  int gpus = 0;
+  SourceLocation gpus_where;
+  ModelSpec model;
+  TrainingSpec training;
+  StrategySpec strategy;
+  double arrival_s = 0;  // when its GPUs start work (TaskGraph::SetRankStart)
+  SourceLocation where;
+  std::string key_path;  // "jobs[1]", for error messages
+};
+
+// One placement policy to compare (core/placement.h); each is one run of all the jobs.
+struct PlacementChoice {
+  std::string policy;
+  SourceLocation where;
+  std::string key_path;  // "placement[0]"
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // where it was loaded from
@@ -196,6 +218,10 @@ struct Scenario {
   TrainingSpec training;
   SimulationSpec simulation;
   std::vector<StrategySpec> strategies;
+  // A shared-cluster scenario lists `jobs` and `placement` instead of `strategies` (and has no
+  // top-level model or training: `model` and `training` then hold the first job's).
+  std::vector<JobSpec> jobs;
+  std::vector<PlacementChoice> placement;
 };
 
 // The scenario `spec` runs in: `s` with the strategy's own model and training choices.

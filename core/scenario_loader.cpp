@@ -83,12 +83,50 @@ void CheckFp8(const Scenario& s, const std::string& key) {
   }
 }
 
+// A shared-cluster scenario (docs/multi-job.md): `jobs:` and `placement:` instead of
+// `strategies:`, and no top-level model or training (each job has its own).
+Scenario LoadJobs(const yaml::Reader& r, const yaml::Map& m, Scenario s) {
+  for (const char* key : {"strategies", "model", "training"}) {
+    if (auto f = m.Get(key)) {
+      r.FailAt(f->key, f->path,
+               std::string("a scenario with `jobs:` gives each job its own model, training and "
+                           "strategy; remove the top-level `") +
+                   key + "` (docs/multi-job.md)");
+    }
+  }
+  if (auto simulation = m.Get("simulation")) {
+    s.simulation = sections::ReadSimulation(r, *simulation);
+  }
+  if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
+  s.jobs = sections::ReadJobs(r, *m.Get("jobs"), s.cluster);
+  s.placement = sections::ReadPlacement(
+      r, m.Require("placement", "a scenario with jobs lists the placement policies to compare"));
+  s.model = s.jobs.front().model;
+  s.training = s.jobs.front().training;
+  for (const JobSpec& job : s.jobs) {
+    if (job.training.precision != DType::kFP8) continue;
+    Scenario js = s;
+    js.model = job.model;
+    js.training = job.training;
+    CheckFp8(js, job.key_path + ".training.precision");
+  }
+  return s;
+}
+
 Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
-  yaml::Map m(r, root, {"name", "cluster", "model", "training", "simulation", "strategies"});
+  yaml::Map m(
+      r, root,
+      {"name", "cluster", "model", "training", "simulation", "strategies", "jobs", "placement"});
   Scenario s;
   s.name = r.PlainName(m.Require("name"));
   s.file = r.file();
   s.cluster = sections::ReadCluster(r, m.Require("cluster"));
+  if (m.Get("jobs")) return LoadJobs(r, m, std::move(s));
+  if (auto placement = m.Get("placement")) {
+    r.FailAt(placement->key, placement->path,
+             "placement chooses where the jobs of a shared-cluster scenario run: it needs a "
+             "`jobs:` list (docs/multi-job.md)");
+  }
   s.model = sections::ReadModel(r, m.Require("model"));
   s.training = sections::ReadTraining(r, m.Require("training"));
   s.cluster.stragglers.seed = s.training.seed;  // random straggler factors draw from it

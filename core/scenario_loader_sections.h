@@ -28,6 +28,14 @@ SimulationSpec ReadSimulation(const yaml::Reader& r, const yaml::Field& f);
 std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const yaml::Field& f,
                                          const ModelSpec& model, const TrainingSpec& training);
 
+// A strategy's `options:` map into spec->options (text; each strategy checks its own).
+void ReadStrategyOptions(const yaml::Reader& r, const yaml::Field& f, StrategySpec* spec);
+// The `jobs:` and `placement:` sections of a shared-cluster scenario
+// (core/scenario_loader_jobs.cpp, docs/multi-job.md); `cluster` is the scenario's, read first.
+std::vector<JobSpec> ReadJobs(const yaml::Reader& r, const yaml::Field& f,
+                              const ClusterSpec& cluster);
+std::vector<PlacementChoice> ReadPlacement(const yaml::Reader& r, const yaml::Field& f);
+
 }  // namespace stratasim::scenario_sections
 
 #endif  // STRATASIM_CORE_SCENARIO_LOADER_SECTIONS_H_

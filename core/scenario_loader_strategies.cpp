@@ -11,6 +11,17 @@ using yaml::Field;
 using yaml::KindOf;
 using yaml::Map;
 
+void ReadStrategyOptions(const yaml::Reader& r, const Field& f, StrategySpec* spec) {
+  Map om(r, f, {}, /*any_key=*/true);
+  for (const auto& [key, value] : om.entries()) {
+    if (!value.value.IsScalar()) {
+      r.Fail(value,
+             "must be a scalar (a number, a string, true or false), not " + KindOf(value.value));
+    }
+    spec->options[key] = OptionValue{value.value.Scalar(), r.WhereOf(value)};
+  }
+}
+
 std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
                                          const ModelSpec& model, const TrainingSpec& training) {
   std::vector<StrategySpec> out;
@@ -28,16 +39,7 @@ std::vector<StrategySpec> ReadStrategies(const yaml::Reader& r, const Field& f,
     s.kind = r.Name(m.Require("kind"));
     s.where = r.Where(item.value);
     s.key_path = item.path;
-    if (auto options = m.Get("options")) {
-      Map om(r, *options, {}, /*any_key=*/true);
-      for (const auto& [key, value] : om.entries()) {
-        if (!value.value.IsScalar()) {
-          r.Fail(value, "must be a scalar (a number, a string, true or false), not " +
-                            KindOf(value.value));
-        }
-        s.options[key] = OptionValue{value.value.Scalar(), r.WhereOf(value)};
-      }
-    }
+    if (auto options = m.Get("options")) ReadStrategyOptions(r, *options, &s);
     if (auto changed = m.Get("model")) ReadModelOverride(r, *changed, model, &s.own);
     if (auto changed = m.Get("training")) ReadTrainingOverride(r, *changed, training, &s.own);
     if (auto stragglers = m.Get("stragglers")) {

@@ -571,7 +571,7 @@ TEST(LoadScenarioErrors, DocumentMustBeAMap) {
   ConfigError e = ErrorOf("just text\n");
   ExpectError(e, 1, 1, "",
               "must be a map, not a scalar (keys: name, cluster, model, training, simulation, "
-              "strategies)");
+              "strategies, jobs, placement)");
   EXPECT_TRUE(Contains(e.what(), "<document>"));
   for (const char* nothing : {"", "# only a comment\n", "\n\n"}) {
     ExpectError(ErrorOf(nothing), 1, 1, "",
@@ -581,7 +581,8 @@ TEST(LoadScenarioErrors, DocumentMustBeAMap) {
 
 TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
   ExpectError(ErrorOf(Base("model:", "modle:")), 13, 1, "modle",
-              "unknown key (known: name, cluster, model, training, simulation, strategies)");
+              "unknown key (known: name, cluster, model, training, simulation, strategies, jobs, "
+              "placement)");
 }
 
 TEST(LoadScenarioErrors, UnknownKeyNested) {

@@ -1,6 +1,7 @@
 #include "core/task_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -83,6 +84,26 @@ int TaskGraph::stream_priority(int stream) const {
     throw Error("stream_priority: stream " + std::to_string(stream) + " is not declared");
   }
   return stream_priorities_[stream];
+}
+
+void TaskGraph::SetRankStart(int rank, double start_s) {
+  if (rank < 0 || rank >= num_ranks_) {
+    throw Error("SetRankStart: rank " + std::to_string(rank) + " is outside [0, " +
+                std::to_string(num_ranks_) + ")");
+  }
+  if (!std::isfinite(start_s) || start_s < 0) {
+    throw Error("SetRankStart: rank " + std::to_string(rank) + "'s start " +
+                std::to_string(start_s) + " s must be finite and >= 0");
+  }
+  if (rank_start_s_.empty()) rank_start_s_.assign(static_cast<size_t>(num_ranks_), 0.0);
+  rank_start_s_[static_cast<size_t>(rank)] = start_s;
+}
+
+double TaskGraph::rank_start_s(int rank) const {
+  if (rank < 0 || rank >= num_ranks_) {
+    throw Error("rank_start_s: rank " + std::to_string(rank) + " is outside the graph");
+  }
+  return rank_start_s_.empty() ? 0.0 : rank_start_s_[static_cast<size_t>(rank)];
 }
 
 bool TaskGraph::has_stream_priorities() const {

@@ -245,6 +245,14 @@ class TaskGraph {
   // The rank whose work stands for `rank`'s: itself unless folded.
   int Representative(int rank) const { return fold_.empty() ? rank : fold_[rank]; }
 
+  // When rank `rank` starts (a job's arrival on a shared cluster, docs/multi-job.md): none of
+  // its tasks starts before `start_s` seconds of simulated time. 0 unless set; finite, >= 0.
+  // Throws stratasim::Error for a rank outside the graph or a bad time.
+  void SetRankStart(int rank, double start_s);
+  double rank_start_s(int rank) const;
+  // One per rank, or empty when no rank has a start time.
+  const std::vector<double>& rank_starts() const { return rank_start_s_; }
+
   // Checks the invariants that Add enforces plus pairing of sends and receives; throws
   // stratasim::Error naming the task. Graphs read from files are checked with it.
   void Validate() const;
@@ -265,6 +273,7 @@ class TaskGraph {
   std::vector<int> stream_priorities_;  // parallel to streams_
   std::deque<Collective> collectives_;
   std::vector<int> fold_;
+  std::vector<double> rank_start_s_;  // empty: every rank starts at 0
   long long task_limit_ = kMaxTasksPerRun;
 };
 
@@ -275,7 +284,8 @@ std::string_view ToString(CollectiveKind k);
 std::string_view ToString(CopyDirection d);
 
 // JSON form ("format": "stratasim-taskgraph", "version": 1; "stream_priorities" only when some
-// priority is not 0, and 0 for every stream when absent). Reading validates the graph and
+// priority is not 0, and 0 for every stream when absent; "rank_start_s" only when some rank has
+// a start time, one per rank). Reading validates the graph and
 // throws stratasim::Error with the JSON path of a bad field.
 std::string TaskGraphToJson(const TaskGraph& g);
 TaskGraph TaskGraphFromJson(const std::string& text);

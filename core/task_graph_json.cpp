@@ -119,6 +119,8 @@ std::string TaskGraphToJson(const TaskGraph& g) {
   j["streams"] = g.streams();
   // Only when it says something, so that graphs without priorities keep their old text.
   if (g.has_stream_priorities()) j["stream_priorities"] = g.stream_priorities();
+  // Likewise only for graphs whose ranks start late (TaskGraph::SetRankStart).
+  if (!g.rank_starts().empty()) j["rank_start_s"] = g.rank_starts();
   Json cs = Json::array();
   for (const Collective& c : g.collectives()) {
     cs.push_back({{"kind", ToString(c.kind)},
@@ -222,6 +224,20 @@ TaskGraph FromJson(const Json& j) {
                     "]");
       }
       g.SetStreamPriority(static_cast<int>(i), priorities[i]);
+    }
+  }
+  if (j.contains("rank_start_s")) {  // absent: every rank starts at 0
+    const auto starts = Get<std::vector<double>>(j, "rank_start_s", root);
+    if (starts.size() != static_cast<size_t>(ranks)) {
+      throw Error("$.rank_start_s: " + std::to_string(starts.size()) + " start times for " +
+                  std::to_string(ranks) + " ranks");
+    }
+    for (size_t i = 0; i < starts.size(); ++i) {
+      try {
+        g.SetRankStart(static_cast<int>(i), starts[i]);
+      } catch (const Error& e) {
+        throw Error("$.rank_start_s[" + std::to_string(i) + "]: " + e.what());
+      }
     }
   }
 

@@ -261,6 +261,41 @@ TEST(TaskGraph, StreamPrioritiesRoundTripAndAreChecked) {
   EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("7")); }), "$.stream_priorities: must be a list");
 }
 
+// Rank start times (a job's arrival, docs/multi-job.md): absent from the JSON until one is
+// set, then one per rank, read back and checked.
+TEST(TaskGraph, RankStartsRoundTripAndAreChecked) {
+  TaskGraph g = Sample();
+  EXPECT_TRUE(g.rank_starts().empty());
+  EXPECT_EQ(g.rank_start_s(1), 0);
+  EXPECT_EQ(TaskGraphToJson(g).find("rank_start_s"), std::string::npos);
+  g.SetRankStart(1, 0.25);
+  EXPECT_EQ(g.rank_start_s(0), 0);
+  EXPECT_EQ(g.rank_start_s(1), 0.25);
+  const std::string text = TaskGraphToJson(g);
+  EXPECT_NE(text.find("\"rank_start_s\":[0.0,0.25]"), std::string::npos) << text;
+  EXPECT_EQ(TaskGraphFromJson(text).rank_starts(), (std::vector<double>{0, 0.25}));
+  auto error_of = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of([&] { g.SetRankStart(2, 1); }), "SetRankStart: rank 2 is outside [0, 2)");
+  EXPECT_EQ(error_of([&] { g.SetRankStart(0, -1); }),
+            "SetRankStart: rank 0's start -1.000000 s must be finite and >= 0");
+  auto with = [&](const std::string& starts) {
+    std::string t = text;
+    const std::string from = "\"rank_start_s\":[0.0,0.25]";
+    return t.replace(t.find(from), from.size(), "\"rank_start_s\":" + starts);
+  };
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("[0]")); }),
+            "$.rank_start_s: 1 start times for 2 ranks");
+  EXPECT_EQ(error_of([&] { TaskGraphFromJson(with("[0,-2]")); }),
+            "$.rank_start_s[1]: SetRankStart: rank 1's start -2.000000 s must be finite and >= 0");
+}
+
 // A graph simulated while it is planned drops what the simulation finished with: ids go on,
 // later tasks may still depend on retired ones, and reading a retired task says so.
 TEST(TaskGraph, RetiredTasksAndCollectivesLeaveTheGraph) {

@@ -73,7 +73,8 @@ enum class What {
   kFlowComm,
   kFlowGroupDone,
   kMemberDone,
-  kAnalyticCollective
+  kAnalyticCollective,
+  kRankStart
 };
 
 struct Running {
@@ -135,6 +136,7 @@ class Executor {
   // Runs the graph; returns the trace without its records, which the sink received one by
   // one as tasks retired.
   ExecutionTrace Run() {
+    ArmRankStarts();
     Ingest(1);
     // A folded rank runs as its representative (strategies/fold.h), which a straggler breaks:
     // planners refuse to fold then, and a folded graph from elsewhere is refused here.
@@ -228,6 +230,9 @@ class Executor {
       case What::kMemberDone:
         MemberDone(a, b);
         ReleaseIfDone(a);
+        break;
+      case What::kRankStart:
+        ReleaseRank(a);
         break;
       case What::kAnalyticCollective: {
         const Collective& c = G().collective(a);
@@ -475,6 +480,7 @@ class Executor {
         } else {
           TaskId t = ready_.front();
           ready_.pop_front();
+          if (HeldUntilRankStart(t)) continue;
           if (gated_ && Gated(G().task(t))) {
             // Taken in as when it is ready, gate or not: what a streamed run takes in, and
             // when, stays that of a run without priorities.
@@ -488,6 +494,33 @@ class Executor {
       if (arrivals_.empty()) return;
       PassGate();
     }
+  }
+
+  // --- rank start times (TaskGraph::SetRankStart: a job's arrival, docs/multi-job.md) ---
+  //
+  // A rank with a start time holds every task of its own that becomes ready before then, and
+  // a SimGrid timer at that time releases them; a task ready later starts as usual.
+  void ArmRankStarts() {
+    const std::vector<double>& starts = G().rank_starts();
+    for (int r = 0; r < static_cast<int>(starts.size()); ++r) {
+      if (starts[static_cast<size_t>(r)] <= 0) continue;
+      if (rank_held_.empty()) rank_held_.resize(static_cast<size_t>(num_ranks_));
+      rank_held_[static_cast<size_t>(r)].waiting = true;
+      At(starts[static_cast<size_t>(r)], What::kRankStart, r, 0);
+    }
+  }
+  bool HeldUntilRankStart(TaskId id) {
+    if (rank_held_.empty()) return false;
+    RankHold& h = rank_held_[static_cast<size_t>(G().task(id).rank)];
+    if (!h.waiting) return false;
+    h.tasks.push_back(id);
+    return true;
+  }
+  void ReleaseRank(int rank) {
+    RankHold& h = rank_held_[static_cast<size_t>(rank)];
+    h.waiting = false;
+    for (TaskId id : h.tasks) ready_.push_back(id);
+    h.tasks.clear();
   }
 
   // --- stream priorities (TaskGraph::SetStreamPriority, sim/stream_gate.h) ---
@@ -1075,6 +1108,13 @@ class Executor {
   bool gated_ = false;
   StreamGate gate_;
   std::vector<TaskId> arrivals_;
+  // Per rank (empty when no rank starts late): whether it waits for its start time, and the
+  // tasks that became ready meanwhile.
+  struct RankHold {
+    bool waiting = false;
+    std::vector<TaskId> tasks;
+  };
+  std::vector<RankHold> rank_held_;
   long long activities_ = 0;
   long long instants_ = 0;
   double last_instant_s_ = -1;
