@@ -1,6 +1,7 @@
 #include "report/aligned_columns.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace stratasim {
 
@@ -27,6 +28,12 @@ std::string AlignedColumns(const std::vector<std::vector<std::string>>& rows, si
   line(rule);
   for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
   return out;
+}
+
+std::string Num(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
 }
 
 }  // namespace stratasim

@@ -9,16 +9,6 @@
 #include "report/aligned_columns.h"
 
 namespace stratasim {
-namespace {
-
-std::string Num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
-
 std::string FormatGnnTable(const RunResults& r) {
   std::vector<std::vector<std::string>> rows = {{"strategy", "iteration (ms)", "H2D / iteration",
                                                  "hit rate", "cache / GPU", "peak memory / GPU"}};

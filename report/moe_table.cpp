@@ -9,12 +9,6 @@
 namespace stratasim {
 namespace {
 
-std::string Num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // States SetMoeSpeedups' rule with the kinds of the baselines in this run.
 std::string SpeedupRule(const RunResults& r) {
   std::vector<std::string> kinds;

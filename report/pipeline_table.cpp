@@ -13,12 +13,6 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 // More stages than this show their peak memory as a range, to keep rows readable.
 constexpr size_t kListedStages = 8;
 
-std::string Num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string MemoryPerStage(const std::vector<double>& bytes) {
   if (bytes.empty()) return "-";
   if (bytes.size() > kListedStages) {

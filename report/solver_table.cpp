@@ -6,16 +6,6 @@
 #include "report/aligned_columns.h"
 
 namespace stratasim {
-namespace {
-
-std::string Num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
-
 std::string FormatSolverTable(const RunResults& r) {
   std::vector<std::vector<std::string>> rows = {{"strategy", "planner", "solver", "status", "MILPs",
                                                  "variables x rows", "solve (ms)", "objective (ms)",
