@@ -168,6 +168,21 @@ int Validate(const ValidateOptions& o) {
     } catch (const Error& e) {
       p.error = std::string("cannot be planned: ") + e.what();
     }
+    // The backends run every task on its rank's device (validate/backend.h); a task placed on
+    // a host CPU socket (Task::on_host) would run there instead and be compared with a
+    // simulation that ran it on the CPU, so such a plan is refused rather than mismeasured.
+    if (p.plan) {
+      const auto& tasks = p.plan->graph.tasks();
+      const long long on_host =
+          std::count_if(tasks.begin(), tasks.end(), [](const Task& t) { return t.on_host; });
+      if (on_host > 0) {
+        p.error = "cannot be validated: " + std::to_string(on_host) +
+                  " of its tasks run on a host CPU socket (e.g. parameter-server shards with "
+                  "server_device: cpu), which the validate backends do not place; use "
+                  "server_device: gpu";
+        p.plan.reset();
+      }
+    }
     planned.push_back(std::move(p));
   }
 

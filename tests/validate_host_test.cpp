@@ -101,6 +101,31 @@ TEST(ValidateHost, SmallDdpPlanRunsForRealAndShowsBothTimes) {
   fs::remove_all(dir);
 }
 
+// A parameter server whose shards live on host CPU sockets (Task::on_host) is refused by name,
+// not run on the rank's thread and compared with a simulation that ran it on the CPU.
+TEST(ValidateHost, CpuHostedTasksAreRefusedWithTheReason) {
+  const fs::path dir = TempDir("cpu-ps");
+  const fs::path out = dir / "out";
+  const fs::path scenario = dir / "cpu-ps.yaml";
+  std::string text = TinyScenario("fp32");
+  text = text.substr(0, text.find("strategies:\n")) +
+         "strategies:\n"
+         "  - {name: ps-cpu, kind: parameter-server, options: {servers: 1, server_device: cpu}}\n";
+  std::ofstream(scenario) << text;
+  const Result r =
+      RunCli("validate " + scenario.string() + " --backend host --ranks 2 --out " + out.string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  const size_t at = r.output.find("FAILED: cannot be validated: ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" of its tasks run on a host CPU socket (e.g. parameter-server shards "
+                          "with server_device: cpu), which the validate backends do not place; "
+                          "use server_device: gpu",
+                          at),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
+}
+
 // A plan that asks for a tree all-reduce is run by the host as a ring: the simulation it is
 // compared with runs the ring too (issue 18: validate compares like with like).
 TEST(ValidateHost, TheSimulationRunsTheAlgorithmTheBackendRan) {
