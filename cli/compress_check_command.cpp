@@ -317,6 +317,11 @@ int CompressCheckCommand(const std::vector<std::string>& args) {
   const std::string scenario_file = Get<std::string>(vm, "scenario");
   SetPhase("reading the scenario");
   const Scenario s = LoadScenarioFile(scenario_file);
+  if (!s.jobs.empty()) {
+    throw UsageError(scenario_file +
+                     " lists jobs, not strategies: compress-check takes its model and strategies "
+                     "from a scenario of strategies");
+  }
   std::string note;
   const std::vector<CompressorToCheck> compressors = Compressors(s, vm, &note);
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/exit_status.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
@@ -118,6 +119,11 @@ void WriteReport(const std::string& dir, const validate::ValidationReport& repor
 
 int Validate(const ValidateOptions& o) {
   Scenario s = LoadScenarioFile(o.scenario);
+  if (!s.jobs.empty()) {
+    throw UsageError(o.scenario +
+                     " lists jobs, not strategies: validate runs strategies (a shared-cluster "
+                     "scenario is simulated only, docs/multi-job.md)");
+  }
   if (o.warmup) s.training.warmup_iterations = *o.warmup;
   if (o.iterations) s.training.measured_iterations = *o.iterations;
   std::unique_ptr<Backend> backend;

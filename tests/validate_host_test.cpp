@@ -265,6 +265,17 @@ TEST(ValidateHost, BadCommandLinesAreRefusedWithTheRule) {
   r = RunCli("validate " + quickstart + " --iterations 0");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.output, "stratasim validate: --iterations must be >= 1\n");
+  const std::string shared = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/shared-cluster.yaml";
+  r = RunCli("validate " + shared + " --backend host --ranks 32");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim validate: " + shared +
+                          " lists jobs, not strategies: validate runs strategies (a "
+                          "shared-cluster scenario is simulated only, docs/multi-job.md)\n");
+  r = RunCli("compress-check " + shared);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, "stratasim compress-check: " + shared +
+                          " lists jobs, not strategies: compress-check takes its model and "
+                          "strategies from a scenario of strategies\n");
   r = RunCli("validate " + quickstart + " --memory-per-rank 12parsecs");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("stratasim validate: --memory-per-rank: not"), std::string::npos)
