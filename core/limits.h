@@ -50,6 +50,12 @@ constexpr double kMinMeasuredEfficiency = 1e-4;
 // Simulated time: more than this (about 31.7 years) is an overflow, not a training step.
 constexpr double kMaxSimulatedSeconds = 1e9;
 
+// Plans of a `stratasim search` space (docs/search.md): the product of its lists' sizes. Each
+// candidate is enumerated, checked and its memory estimated (a few microseconds each), so 10
+// million stay within a minute and ~1 GB of Candidate structs; the real spaces of a cluster
+// and model are a few thousand.
+constexpr long long kMaxSearchCandidates = 10000000;
+
 // Any echoed value is cut to this many bytes in a message.
 constexpr size_t kEchoBytes = 80;
 

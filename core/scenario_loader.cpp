@@ -45,6 +45,7 @@
 // (yaml-cpp's marks are 0-based), the key path ("cluster.servers[1].nics.count"), the value as
 // written and the rule broken. Unknown and repeated keys are errors at every level, so a typo
 // never becomes a silent default.
+#include <optional>
 #include <string>
 
 #include "core/input_file.h"
@@ -52,6 +53,7 @@
 #include "core/model_presets.h"
 #include "core/scenario.h"
 #include "core/scenario_loader_sections.h"
+#include "core/scenario_search.h"
 #include "core/yaml_util.h"
 
 namespace stratasim {
@@ -113,14 +115,36 @@ Scenario LoadJobs(const yaml::Reader& r, const yaml::Map& m, Scenario s) {
   return s;
 }
 
-Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
-  yaml::Map m(
-      r, root,
-      {"name", "cluster", "model", "training", "simulation", "strategies", "jobs", "placement"});
+// `search`: whether the caller reads a `search:` section (search/search_spec.cpp), which then
+// replaces `strategies:`; the other commands refuse it with the way to run it.
+Scenario Load(const yaml::Reader& r, const yaml::Field& root, bool search) {
+  yaml::Map m(r, root,
+              {"name", "cluster", "model", "training", "simulation", "strategies", "jobs",
+               "placement", "search"});
   Scenario s;
   s.name = r.PlainName(m.Require("name"));
   s.file = r.file();
   s.cluster = sections::ReadCluster(r, m.Require("cluster"));
+  const std::optional<yaml::Field> search_section = m.Get("search");
+  if (search_section) {
+    if (auto strategies = m.Get("strategies")) {
+      r.FailAt(strategies->key, strategies->path,
+               "a search scenario makes its plans from `search:`; remove `strategies:` (or "
+               "`search:` to run the listed strategies) (docs/search.md)");
+    }
+    if (auto jobs = m.Get("jobs")) {
+      r.FailAt(jobs->key, jobs->path,
+               "`search:` searches the plans of one training job; it does not apply to a "
+               "shared-cluster scenario with `jobs:` (docs/search.md)");
+    }
+    if (!search) {
+      r.FailAt(search_section->key, search_section->path,
+               "this is a search scenario (a plan space instead of `strategies:`): run it with "
+               "`stratasim search` (docs/search.md)");
+    }
+  } else if (search) {
+    m.Require("search", "a search scenario gives its plan space in `search:` (docs/search.md)");
+  }
   if (m.Get("jobs")) return LoadJobs(r, m, std::move(s));
   if (auto placement = m.Get("placement")) {
     r.FailAt(placement->key, placement->path,
@@ -135,6 +159,7 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
     s.simulation = sections::ReadSimulation(r, *simulation);
   }
   if (s.simulation.calibration) ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
+  if (search) return s;  // the search makes the strategies
   s.strategies = sections::ReadStrategies(r, m.Require("strategies"), s.model, s.training);
   for (const StrategySpec& spec : s.strategies) {
     if (spec.own.precision == DType::kFP8) {
@@ -147,7 +172,11 @@ Scenario Load(const yaml::Reader& r, const yaml::Field& root) {
 }  // namespace
 
 Scenario LoadScenarioText(const std::string& text, const std::string& file_label) {
-  return Load(yaml::Reader(file_label), yaml::ParseDocument(text, file_label));
+  return Load(yaml::Reader(file_label), yaml::ParseDocument(text, file_label), false);
+}
+
+Scenario LoadSearchBaseText(const std::string& text, const std::string& file_label) {
+  return Load(yaml::Reader(file_label), yaml::ParseDocument(text, file_label), true);
 }
 
 Scenario LoadScenarioFile(const std::string& path) {

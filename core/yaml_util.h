@@ -4,7 +4,8 @@
 // the same kind of value is checked, and its error worded, the same way in every file.
 //
 // Internal to core/ (the only folder that may include yaml-cpp): the header exposes yaml-cpp's
-// node type, so only core/*.cpp include it.
+// node type, so only core/*.cpp include it, and search/search_spec.cpp, which reads the
+// `search:` section of a search scenario with it (its library links yaml-cpp privately).
 #ifndef STRATASIM_CORE_YAML_UTIL_H_
 #define STRATASIM_CORE_YAML_UTIL_H_
 
