@@ -8,6 +8,7 @@
 #define STRATASIM_SEARCH_ANALYTIC_H_
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "core/scenario.h"
@@ -29,6 +30,27 @@ struct Estimate {
 };
 
 Estimate EstimateIteration(const Scenario& s, const Candidate& c);
+
+// EstimateIteration for many candidates of one scenario: keeps what candidates share (the
+// per-layer profile of each tensor degree, sequence parallelism, micro-batch and recomputation;
+// each pipeline partition; each collective's predicted time by group shape and size), so that
+// ranking thousands of plans costs milliseconds each. Gives the same estimates as
+// EstimateIteration. `s` must outlive the estimator. Not thread-safe.
+class Estimator {
+ public:
+  explicit Estimator(const Scenario& s);
+  ~Estimator();
+  Estimator(const Estimator&) = delete;
+  Estimator& operator=(const Estimator&) = delete;
+
+  // Throws stratasim::Error for a candidate the simulator could not plan either (micro_batches
+  // 0, more stage chunks than layers).
+  Estimate operator()(const Candidate& c);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace stratasim::search
 

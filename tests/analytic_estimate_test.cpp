@@ -1,0 +1,117 @@
+// The search's analytic estimate (search/analytic.h) against the simulation with contention:
+// plans of a small GPT on two DGX-A100-like servers (16 GPUs) over data, tensor and pipeline
+// degrees, the three schedules, recomputation, sequence parallelism, ZeRO-1 and the
+// distributed optimizer, each simulated as `stratasim run` would (RunStrategies) and estimated.
+// Each estimate must lie within a band of the simulated iteration time, and the plan the
+// estimate ranks first must be the simulated best or within a few percent of it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/run_scenario.h"
+#include "core/scenario.h"
+#include "search/analytic.h"
+#include "search/candidate.h"
+
+namespace stratasim {
+namespace {
+
+using search::Candidate;
+using search::Estimate;
+using search::Zero;
+
+const char kScenario[] = R"(
+name: analytic
+cluster:
+  servers:
+    - name: dgx
+      count: 2
+      gpu: A100-SXM4-80GB
+      gpus_per_server: 8
+      nvswitch: {bandwidth: "300GB/s", latency: "1us"}
+      nics: {count: 8, bandwidth: "200Gb/s", latency: "2us"}
+  network: {kind: rail_optimized, latency: "1us"}
+model: {kind: gpt, layers: 8, hidden: 1024, heads: 16, sequence: 1024, vocabulary: 51200}
+training:
+  global_batch: 32
+  micro_batch: 1
+  precision: bf16
+  iterations: {warmup: 0, measured: 1}
+strategies:
+  - {name: placeholder, kind: ddp}
+)";
+
+Candidate Plan(int t, int p, int d, const std::string& schedule, int v = 1,
+               Recompute recompute = Recompute::kNone, bool sp = false, Zero zero = Zero::kNone) {
+  Candidate c;
+  c.tensor = t;
+  c.pipeline = p;
+  c.data = d;
+  c.micro_batches = 32 / d;
+  c.schedule = schedule;
+  c.virtual_stages = v;
+  c.recompute = recompute;
+  c.sequence_parallel = sp;
+  c.zero = zero;
+  return c;
+}
+
+std::vector<Candidate> Plans() {
+  return {
+      Plan(1, 1, 16, ""),
+      Plan(1, 1, 16, "", 1, Recompute::kNone, false, Zero::kZero1),
+      Plan(2, 2, 4, "1f1b"),
+      Plan(2, 2, 4, "1f1b", 1, Recompute::kNone, false, Zero::kDistributedOptimizer),
+      Plan(4, 2, 2, "1f1b", 1, Recompute::kSelective, true),
+      Plan(2, 4, 2, "interleaved", 2),
+      Plan(8, 1, 2, "", 1, Recompute::kFull),
+      Plan(1, 4, 4, "gpipe", 1, Recompute::kSelective),
+      Plan(2, 8, 1, "1f1b"),
+  };
+}
+
+TEST(AnalyticEstimate, TracksTheSimulationAndPicksItsBestPlan) {
+  Scenario s = LoadScenarioText(kScenario, "analytic.yaml");
+  const std::vector<Candidate> plans = Plans();
+  s.strategies.clear();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    s.strategies.push_back(
+        search::ToStrategySpec(plans[i], "strategies[" + std::to_string(i) + "]"));
+  }
+  const std::vector<StrategyRun> runs = RunStrategies(s, {});
+  ASSERT_EQ(runs.size(), plans.size());
+  search::Estimator estimate(s);
+  size_t best_simulated = 0, best_estimated = 0;
+  std::vector<double> simulated(plans.size()), estimated(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    ASSERT_TRUE(runs[i].result.ok) << runs[i].result.name << ": " << runs[i].result.error;
+    const Metrics& m = runs[i].result.metrics;
+    const Estimate e = estimate(plans[i]);
+    simulated[i] = m.iteration_time_s;
+    estimated[i] = e.iteration_s;
+    std::printf(
+        "%-28s simulated %8.3f ms  estimated %8.3f ms  ratio %.3f  (bubble %.3f, tp %.3f, "
+        "pp %.3f, dp %.3f ms)\n",
+        search::CandidateName(plans[i]).c_str(), 1e3 * simulated[i], 1e3 * estimated[i],
+        estimated[i] / simulated[i], 1e3 * e.bubble_s, 1e3 * e.exposed_comm_s.at("tp"),
+        1e3 * e.exposed_comm_s.at("pp"), 1e3 * e.exposed_comm_s.at("dp"));
+    // The model FLOPs are the simulator's count exactly (the same kernels).
+    EXPECT_NEAR(e.model_flops, m.model_flops_per_iteration, 1e-9 * m.model_flops_per_iteration)
+        << runs[i].result.name;
+    EXPECT_NEAR(e.mfu * e.iteration_s, m.mfu * m.iteration_time_s, 1e-9 * m.mfu)
+        << runs[i].result.name;
+    if (simulated[i] < simulated[best_simulated]) best_simulated = i;
+    if (estimated[i] < estimated[best_estimated]) best_estimated = i;
+  }
+  for (size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_NEAR(estimated[i] / simulated[i], 1.0, 0.15) << runs[i].result.name;
+  }
+  EXPECT_LE(simulated[best_estimated], 1.03 * simulated[best_simulated])
+      << "estimated best " << runs[best_estimated].result.name << ", simulated best "
+      << runs[best_simulated].result.name;
+}
+
+}  // namespace
+}  // namespace stratasim
