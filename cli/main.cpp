@@ -32,6 +32,7 @@
 #include "cli/phase.h"
 #include "cli/run_jobs.h"
 #include "cli/run_scenario.h"
+#include "cli/search_command.h"
 #include "cli/strategies_command.h"
 #include "cli/validate_command.h"
 #include "core/calibration.h"
@@ -75,6 +76,9 @@ const char* kUsage =
     "  compress-check SCENARIO\n"
     "                     run each gradient compressor's CPU kernels on gradient-shaped\n"
     "                     tensors: error, bias, rows recovered, wire bytes, encode/decode time\n"
+    "  search SCENARIO    enumerate the plans of the scenario's `search:` space, prune them\n"
+    "                     by divisibility and memory, rank them analytically and simulate\n"
+    "                     the best K with contention\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  version            print the version\n"
     "\n"
@@ -430,6 +434,7 @@ int Main(int argc, char** argv) {
     if (command == "calibrate") return CalibrateCommand(args);
     if (command == "compress-check") return CompressCheckCommand(args);
     if (command == "strategies") return StrategiesCommand(args, std::cout);
+    if (command == "search") return SearchCommand(args, kVersion, DefaultJobs());
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;
