@@ -231,19 +231,20 @@ MemoryEstimate DataParallelMemory(const Scenario& s, const Candidate& c, Prepare
     }
     extra = bucketed * e;
   } else if (c.zero == Zero::kZero3) {
-    // FSDP units of one layer with prefetch (strategies/sharded/fsdp_units.cpp): during a
-    // unit's backward its gathered weights and full gradient are held, the next unit's weights
-    // are being gathered, and the previous unit's gradient waits for its reduce-scatter.
-    double largest = 0, second = 0;
-    for (double params : sums.params) {
-      if (params > largest) {
-        second = largest;
-        largest = params;
-      } else {
-        second = std::max(second, params);
-      }
+    // FSDP units of one layer with prefetch (strategies/sharded/fsdp_units.cpp, zero3's
+    // defaults unit: layer, prefetch: true): the all-gather of the next pass's unit is issued
+    // as the previous pass ends, so each pass holds its own unit's gathered weights and the
+    // next one's; a backward pass also holds its unit's full gradient and the previous pass's,
+    // whose reduce-scatter is still running (assumed not finished: an upper bound when the
+    // reduce-scatter is faster than a layer's backward).
+    const std::vector<double>& params = sums.params;
+    auto unit = [&](int i) { return i >= 0 && i < n ? params[i] * e : 0.0; };
+    double top = 0;
+    for (int i = 0; i < n; ++i) {
+      top = std::max(top, sums.act_prefix[i + 1] + unit(i) + unit(i + 1));
+      top = std::max(top, sums.bwd_top[i] + unit(i) + unit(i - 1) + unit(i) + unit(i + 1));
     }
-    extra = 2 * (largest + second) * e;
+    out.activations_bytes = top;
   }
   out.activations_bytes += extra;
   out.peak_bytes = out.states_bytes + out.activations_bytes;
