@@ -261,6 +261,16 @@ double SmallestGpuMemory(const Scenario& s) {
 
 // Whether every tensor group of `c` lies inside one server.
 bool TensorGroupsInServers(const Scenario& s, const Candidate& c) {
+  // Fast path: with t fastest, the groups are runs of t consecutive ranks starting at multiples
+  // of t; every server starts at a multiple of its group's GPUs per server, so when t divides
+  // each of those, no run crosses a server boundary.
+  bool divides_all = true, fits_one = false;
+  for (const ServerGroup& g : s.cluster.groups) {
+    divides_all = divides_all && g.gpus_per_server % c.tensor == 0;
+    fits_one = fits_one || g.gpus_per_server >= c.tensor;
+  }
+  if (!fits_one) return false;
+  if (c.rank_order.front() == 't' && divides_all) return true;
   const ParallelLayout layout{c.tensor, c.pipeline, c.data, c.rank_order};
   for (int r = 0; r < c.data; ++r) {
     for (int st = 0; st < c.pipeline; ++st) {

@@ -12,8 +12,8 @@
 #include "cli/run_scenario.h"
 #include "core/scenario.h"
 #include "search/candidate.h"
-#include "search/space.h"
 #include "search/search_spec.h"
+#include "search/space.h"
 
 namespace stratasim::search {
 namespace {
