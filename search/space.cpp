@@ -92,8 +92,8 @@ std::string Fingerprint(const Scenario& s) {
         static_cast<double>(m.attention), m.causal ? (*m.causal ? 1.0 : 0.0) : -1.0,
         m.sparse_embedding ? 1.0 : 0.0, m.zipf_exponent, static_cast<double>(m.experts),
         static_cast<double>(m.top_k), m.capacity_factor, static_cast<double>(m.image_size),
-        static_cast<double>(m.classes), static_cast<double>(s.training.precision),
-        static_cast<double>(s.training.seed)}) {
+        static_cast<double>(m.classes), static_cast<double>(m.recompute_layers),
+        static_cast<double>(s.training.precision), static_cast<double>(s.training.seed)}) {
     out += "|" + std::to_string(x);
   }
   return out;
@@ -117,9 +117,12 @@ class WorkloadCache {
     o.sp = sp;
     StageWorkloadChoice choice;
     choice.micro_batch = micro_batch;
-    choice.recompute = r;
+    // The candidate's recomputation replaces the model's as the plan's own choice does
+    // (ScenarioFor): on the model's first recompute_layers layers when it limits them.
+    Scenario with = s;
+    with.model.recompute = r;
     auto prepared = std::make_unique<Prepared>();
-    prepared->w = PipelineStageWorkload(s, o, choice);
+    prepared->w = PipelineStageWorkload(with, o, choice);
     LayerSums& sums = prepared->sums;
     const std::vector<LayerCost>& layers = prepared->w.layers;
     sums.act_prefix.assign(layers.size() + 1, 0);

@@ -223,6 +223,10 @@ TEST(SpaceTest, MemoryEstimateFollowsTheModel) {
   Candidate full = plain;
   full.recompute = Recompute::kFull;
   EXPECT_LT(EstimateMemory(s, full).activations_bytes, a.activations_bytes);
+  // Cached workloads are the scenario's: a wider model of the same shape needs more.
+  Scenario wider = s;
+  wider.model.hidden = 512;
+  EXPECT_GT(EstimateMemory(wider, plain).peak_bytes, 2 * a.peak_bytes);
   Candidate ddp = Make(1, 1, 16, 1, 1), z3 = ddp;
   z3.zero = Zero::kZero3;
   EXPECT_LT(EstimateMemory(s, z3).states_bytes, EstimateMemory(s, ddp).states_bytes / 8);

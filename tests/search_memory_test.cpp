@@ -63,6 +63,7 @@ struct Case {
   const char* what;
   int global_batch;
   Candidate c;
+  int recompute_layers = 0;  // the scenario's model.recompute_layers
 };
 
 // The estimate replays the lowerings' memory events in the schedule's order on each stage (and
@@ -76,6 +77,9 @@ constexpr double kTolerance = 1e-6;
 TEST(SearchMemory, EstimateMatchesTheSimulatedPeak) {
   std::vector<Case> cases;
   cases.push_back({"3d 1f1b t2 p4 d2", 32, Make(2, 4, 2, 2, 8, "1f1b")});
+  Candidate first3 = Make(2, 2, 4, 1, 4, "1f1b");
+  first3.recompute = Recompute::kFull;
+  cases.push_back({"3d full, first 3 layers", 16, first3, 3});
   Candidate interleaved = Make(2, 4, 2, 1, 8, "interleaved", 2);
   interleaved.sequence_parallel = true;
   cases.push_back({"3d interleaved v2 sp", 16, interleaved});
@@ -86,6 +90,9 @@ TEST(SearchMemory, EstimateMatchesTheSimulatedPeak) {
   Candidate selective = Make(4, 2, 2, 2, 4, "1f1b");
   selective.recompute = Recompute::kSelective;
   cases.push_back({"3d 1f1b selective t4", 16, selective});
+  Candidate tensor = Make(4, 1, 4, 1, 2, "");
+  tensor.sequence_parallel = true;
+  cases.push_back({"3d t4 p1 sp", 8, tensor});
   cases.push_back({"ddp", 32, Make(1, 1, 16, 2, 1, "")});
   Candidate zero1 = Make(1, 1, 16, 1, 2, "");
   zero1.zero = Zero::kZero1;
@@ -105,7 +112,8 @@ TEST(SearchMemory, EstimateMatchesTheSimulatedPeak) {
   v3.rank_order = "dpt";
   cases.push_back({"3d interleaved v3 full dpt", 32, v3});
   for (const Case& k : cases) {
-    const Scenario s = Sixteen(k.global_batch);
+    Scenario s = Sixteen(k.global_batch);
+    s.model.recompute_layers = k.recompute_layers;
     const double estimate = EstimateMemory(s, k.c).peak_bytes;
     const double measured = MeasuredPeak(s, k.c);
     std::printf("%-24s estimate %.0f measured %.0f ratio %.6f\n", k.what, estimate, measured,
