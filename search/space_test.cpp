@@ -223,6 +223,14 @@ TEST(SpaceTest, MemoryEstimateFollowsTheModel) {
   Candidate full = plain;
   full.recompute = Recompute::kFull;
   EXPECT_LT(EstimateMemory(s, full).activations_bytes, a.activations_bytes);
+  // More stage chunks than layers: Prune's layer rule says so first; a direct call is refused.
+  try {
+    EstimateMemory(s, Make(1, 8, 2, 1, 8, "interleaved", 4));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "memory estimate of d2-t1-p8-mb1-int4: 32 stage chunks for a model of 10 layers");
+  }
   // Cached workloads are the scenario's: a wider model of the same shape needs more.
   Scenario wider = s;
   wider.model.hidden = 512;
