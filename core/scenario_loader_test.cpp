@@ -571,7 +571,7 @@ TEST(LoadScenarioErrors, DocumentMustBeAMap) {
   ConfigError e = ErrorOf("just text\n");
   ExpectError(e, 1, 1, "",
               "must be a map, not a scalar (keys: name, cluster, model, training, simulation, "
-              "strategies, jobs, placement)");
+              "strategies, jobs, placement, search)");
   EXPECT_TRUE(Contains(e.what(), "<document>"));
   for (const char* nothing : {"", "# only a comment\n", "\n\n"}) {
     ExpectError(ErrorOf(nothing), 1, 1, "",
@@ -582,7 +582,7 @@ TEST(LoadScenarioErrors, DocumentMustBeAMap) {
 TEST(LoadScenarioErrors, UnknownKeyAtTopLevel) {
   ExpectError(ErrorOf(Base("model:", "modle:")), 13, 1, "modle",
               "unknown key (known: name, cluster, model, training, simulation, strategies, jobs, "
-              "placement)");
+              "placement, search)");
 }
 
 TEST(LoadScenarioErrors, UnknownKeyNested) {

@@ -149,7 +149,8 @@ SearchSpec ReadSearch(const yaml::Reader& r, const Field& f, const Scenario& s) 
                        spec.rank_order.size();
   if (count > static_cast<double>(limits::kMaxSearchCandidates)) {
     r.FailAt(f.key, f.path,
-             "the lists make " + std::to_string(static_cast<long long>(count)) +
+             "the lists make " +
+                 (count < 1e18 ? std::to_string(static_cast<long long>(count)) : "over 10^18") +
                  " combinations (the product of their sizes), more than the " +
                  std::to_string(limits::kMaxSearchCandidates) +
                  " a search may enumerate (docs/limits.md): shorten some lists");

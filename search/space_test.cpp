@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/hardware.h"
+#include "search/search_spec.h"
 #include "strategies/test_scenario.h"
 
 namespace stratasim::search {
@@ -219,9 +223,94 @@ TEST(SpaceTest, MemoryEstimateFollowsTheModel) {
   Candidate full = plain;
   full.recompute = Recompute::kFull;
   EXPECT_LT(EstimateMemory(s, full).activations_bytes, a.activations_bytes);
+  // More stage chunks than layers: Prune's layer rule says so first; a direct call is refused.
+  try {
+    EstimateMemory(s, Make(1, 8, 2, 1, 8, "interleaved", 4));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "memory estimate of d2-t1-p8-mb1-int4: 32 stage chunks for a model of 10 layers");
+  }
+  // Cached workloads are the scenario's: a wider model of the same shape needs more.
+  Scenario wider = s;
+  wider.model.hidden = 512;
+  EXPECT_GT(EstimateMemory(wider, plain).peak_bytes, 2 * a.peak_bytes);
   Candidate ddp = Make(1, 1, 16, 1, 1), z3 = ddp;
   z3.zero = Zero::kZero3;
   EXPECT_LT(EstimateMemory(s, z3).states_bytes, EstimateMemory(s, ddp).states_bytes / 8);
+}
+
+// GPT-3 175B on 1,536 A100s (192 DGX servers), global batch 1,536: Megatron-LM's 175B run
+// (Narayanan et al. 2021, SC, Table 1: t = 8, p = 12, d = 16). The time per candidate is
+// printed (console only), as the memory estimate runs on every candidate of a search.
+TEST(SpaceTest, Gpt175bOn1536GpusPrunesCheaply) {
+  const std::string text =
+      "name: gpt175b\n"
+      "cluster:\n"
+      "  servers:\n"
+      "    - {name: dgx, count: 192, gpu: A100-SXM4-80GB, gpus_per_server: 8,\n"
+      "       nvswitch: {bandwidth: 300GB/s, latency: 1us},\n"
+      "       nics: {count: 8, bandwidth: 200Gb/s, latency: 1us}}\n"
+      "  network: {kind: single_switch, latency: 1us}\n"
+      "model: {preset: gpt3-175b}\n"
+      "training: {global_batch: 1536}\n"
+      "search:\n"
+      "  tensor: [1, 2, 4, 8]\n"
+      "  pipeline: [1, 2, 4, 8, 12, 16, 32, 64]\n"
+      "  micro_batch: [1, 2, 4]\n"
+      "  schedule: [gpipe, 1f1b, interleaved]\n"
+      "  virtual_stages: [2, 4]\n";
+  const SearchScenario ss = LoadSearchScenarioText(text, "gpt175b.yaml");
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Candidate> all = Enumerate(ss.scenario, ss.search);
+  std::map<std::string, int> counts;
+  int kept = 0;
+  for (const Candidate& c : all) {
+    const std::optional<PruneReason> r = Prune(ss.scenario, ss.search, c);
+    if (r) {
+      ++counts[std::string(Label(*r))];
+    } else {
+      ++kept;
+    }
+  }
+  const double prune_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Again, with the workloads, partitions and schedules cached.
+  const auto warm = std::chrono::steady_clock::now();
+  for (const Candidate& c : all) Prune(ss.scenario, ss.search, c);
+  const double warm_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - warm).count();
+  // The estimate alone, on every candidate that reaches the memory rule.
+  int estimated = 0;
+  const auto again = std::chrono::steady_clock::now();
+  for (const Candidate& c : all) {
+    if (c.data <= 0 || c.micro_batches <= 0) continue;
+    if (c.schedule == "interleaved" && c.micro_batches % c.pipeline != 0) continue;
+    if (96 < c.pipeline * c.virtual_stages) continue;
+    EstimateMemory(ss.scenario, c);
+    ++estimated;
+  }
+  const double estimate_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - again).count();
+  std::printf(
+      "%zu candidates, %d kept; Enumerate + Prune %.1f us per candidate (%.1f us "
+      "cached); EstimateMemory %.1f us per estimate (%d, cached)\n",
+      all.size(), kept, 1e6 * prune_s / all.size(), 1e6 * warm_s / all.size(),
+      1e6 * estimate_s / estimated, estimated);
+  for (const auto& [label, n] : counts) std::printf("  %s: %d\n", label.c_str(), n);
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(counts["out of memory"], 0);
+
+  // Megatron-LM's plan fits with full recomputation; plain data parallelism (2.8 TB of model
+  // states per GPU) does not.
+  Candidate megatron = Make(8, 12, 16, 1, 96, "1f1b");
+  megatron.recompute = Recompute::kFull;
+  megatron.sequence_parallel = true;
+  EXPECT_EQ(Prune(ss.scenario, ss.search, megatron), std::nullopt);
+  const MemoryEstimate m = EstimateMemory(ss.scenario, megatron);
+  std::printf("t8 p12 d16 1f1b full sp: %.1f GB peak on stage %d (states %.1f GB)\n",
+              m.peak_bytes / 1e9, m.stage, m.states_bytes / 1e9);
+  EXPECT_EQ(Prune(ss.scenario, ss.search, Make(1, 1, 1536, 1, 1, "")), PruneReason::kMemory);
 }
 
 }  // namespace
