@@ -453,13 +453,18 @@ Estimate Estimator::Impl::Pipelined(const Candidate& c) {
     p2p = 2 * sum_x + looped * (loop - C[k]);
     span = sum_C + (m - 1) * C[k] + p2p;
   } else {
-    // Megatron-LM's interleaved 1F1B: the fill and drain shrink v-fold, (p - 1) / v of a
-    // stage's per-micro-batch work for uniform stages (Narayanan et al. 2021, SC, §2.2.2),
-    // here the other stages' work / v. Its warm-up runs (v - 1) p extra forwards, so the
-    // steady state never waits on a transfer; the first micro-batch's chunk-0 boundaries and
-    // the last one's are on the path.
+    // Megatron-LM's interleaved 1F1B (schedules.py, forward_backward_pipelining_with_
+    // interleaving): its warm-up runs (v - 1) p forwards beyond 1F1B's, so the slowest stage k,
+    // once started, never waits for a later stage's backward as in 1F1B; what it waits for is
+    // the first micro-batch's chunk 0 reaching it and, at the end, the last micro-batch's chunk-0
+    // backward draining to stage 0: the other stages' first chunk, forward and backward (equal
+    // chunks: (p - 1) C / v, the bubble (p - 1) / (v m + p - 1); Narayanan et al. 2021, SC,
+    // §2.2.2). The steady state has slack for the transfers; the chunk-0 boundaries of the
+    // first and last micro-batch are on the path.
     p2p = 2 * sum_x;
-    span = m * C[k] + (sum_C - C[k]) / v + p2p;
+    double fill_drain = 0;
+    for (int j = 0; j < p; ++j) fill_drain += j == k ? 0 : ch[j].fwd_s + ch[j].bwd_s;
+    span = m * C[k] + fill_drain + p2p;
   }
 
   // The data-parallel gradient reduction and the step, per stage (pipeline_lowering.cpp
