@@ -231,6 +231,15 @@ struct Estimator::Impl {
     return partitions.emplace(key, std::move(part)).first->second;
   }
 
+  // The tuner's view of a group, once per shape (the executor's ViewOf keeps one per group).
+  std::map<int, sim::GroupView> views;
+  const sim::GroupView& ViewOf(const Group& g) {
+    auto it = views.find(g.shape);
+    if (it == views.end())
+      it = views.emplace(g.shape, sim::MakeGroupView(s.cluster, g.ranks)).first;
+    return it->second;
+  }
+
   // Where `ranks` sit, relative to the first: per member its server group, GPU index and
   // server offset. Groups of one shape get one GroupView from MakeGroupView on a cluster whose
   // servers of a group are alike, so the tuner's answer is shared.
@@ -269,7 +278,7 @@ struct Estimator::Impl {
       if (measured) seconds = measured->Seconds(bytes);
     }
     if (seconds < 0) {
-      const sim::GroupView view = sim::MakeGroupView(s.cluster, ranks);
+      const sim::GroupView& view = ViewOf(group);
       const sim::CollectiveChoice choice = sim::ChooseCollective(c, view, s.simulation.collectives);
       seconds = sim::PredictCollectiveSeconds(c, view, choice);
     }
@@ -287,7 +296,7 @@ struct Estimator::Impl {
     const auto key = std::make_tuple(-1, bytes, 0, pair.shape);
     auto it = collectives.find(key);
     if (it != collectives.end()) return it->second;
-    const sim::GroupView view = sim::MakeGroupView(s.cluster, pair.ranks);
+    const sim::GroupView& view = ViewOf(pair);
     const double seconds = view.num_servers <= 1 ? view.intra_latency_s + bytes / view.intra_Bps
                                                  : view.inter_latency_s + bytes / view.inter_Bps;
     collectives.emplace(key, seconds);

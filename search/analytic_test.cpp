@@ -251,7 +251,9 @@ TEST(AnalyticEstimate, RefusesACandidateWithoutMicroBatches) {
 
 // The cost of an estimate at the issue's scale (run with --gtest_also_run_disabled_tests; prints
 // wall-clock figures on the console only): GPT-175B on 1,536 A100s, 192 DGX A100 servers with 8
-// x 200 Gb/s NICs each (bench/scale_scenario.py 1536), over a space like the search's.
+// x 200 Gb/s NICs each, as bench/scale_scenario.py 1536 writes it (whose plan, Megatron-LM's
+// d24-t8-p8 interleaved with full recomputation, simulates in 28.94 s: docs/scale.md), over a
+// space like the search's.
 TEST(AnalyticEstimate, DISABLED_CostPerCandidateGpt175bOn1536Gpus) {
   const Scenario s = LoadScenarioText(R"(
 name: gpt-1536
@@ -264,7 +266,7 @@ cluster:
       nvswitch: {bandwidth: "300GB/s", latency: "1us"}
       nics: {count: 8, bandwidth: "200Gb/s", latency: "2us"}
   network: {kind: rail_optimized, latency: "1us"}
-model: {kind: gpt, preset: gpt3-175b}
+model: {kind: gpt, layers: 96, hidden: 12288, heads: 96, sequence: 2048, vocabulary: 51200}
 training:
   global_batch: 2304
   micro_batch: 1
@@ -330,6 +332,12 @@ strategies:
                 slowest_ms, slowest.c_str());
   }
   std::sort(ranked.begin(), ranked.end());
+  Candidate megatron;
+  megatron.tensor = 8, megatron.pipeline = 8, megatron.data = 24, megatron.micro_batches = 96;
+  megatron.schedule = "interleaved", megatron.virtual_stages = 2;
+  megatron.recompute = Recompute::kFull;
+  const Estimate e = estimate(megatron);
+  std::printf("%s: %.2f s, MFU %.3f\n", CandidateName(megatron).c_str(), e.iteration_s, e.mfu);
   for (size_t i = 0; i < 5 && i < ranked.size(); ++i) {
     std::printf("  %zu. %-36s %.2f s\n", i + 1, ranked[i].second.c_str(), ranked[i].first);
   }
