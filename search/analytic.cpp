@@ -644,6 +644,12 @@ Estimate Estimator::operator()(const Candidate& c) {
     throw Error("candidate " + CandidateName(c) +
                 ": global_batch / (micro_batch x data) is not an integer");
   }
+  const long gpus = static_cast<long>(c.tensor) * c.pipeline * c.data;
+  if (gpus != impl_->s.cluster.NumGpus()) {
+    throw Error("candidate " + CandidateName(c) +
+                ": tensor x pipeline x data = " + std::to_string(gpus) + ", not the GPU count (" +
+                std::to_string(impl_->s.cluster.NumGpus()) + ")");
+  }
   Estimate e = c.tensor * c.pipeline > 1 ? impl_->Pipelined(c) : impl_->DataParallel(c);
   e.exposed_comm_s.emplace("tp", 0.0);
   e.exposed_comm_s.emplace("pp", 0.0);

@@ -344,5 +344,29 @@ strategies:
   EXPECT_GT(space.size(), 100u);
 }
 
+TEST(AnalyticEstimate, RefusesACandidateThatDoesNotFillTheCluster) {
+  try {
+    EstimateIteration(Uniform(16), Pipeline(16, 16, "1f1b"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("candidate d1-t1-p16-mb1-1f1b: tensor x pipeline x data "
+                                         "= 16, not the GPU count (4)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(AnalyticEstimate, RefusesMoreStageChunksThanLayers) {
+  // 8 transformer layers, the embedding and the head: 10 layers for 4 x 4 chunks.
+  try {
+    EstimateIteration(Uniform(16), Pipeline(4, 16, "interleaved", 4));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot split 10 layers into 16 pipeline stages (chunks)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::search
