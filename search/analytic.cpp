@@ -231,6 +231,15 @@ struct Estimator::Impl {
     return partitions.emplace(key, std::move(part)).first->second;
   }
 
+  // The tuner's view of a group, once per shape (the executor's ViewOf keeps one per group).
+  std::map<int, sim::GroupView> views;
+  const sim::GroupView& ViewOf(const Group& g) {
+    auto it = views.find(g.shape);
+    if (it == views.end())
+      it = views.emplace(g.shape, sim::MakeGroupView(s.cluster, g.ranks)).first;
+    return it->second;
+  }
+
   // Where `ranks` sit, relative to the first: per member its server group, GPU index and
   // server offset. Groups of one shape get one GroupView from MakeGroupView on a cluster whose
   // servers of a group are alike, so the tuner's answer is shared.
@@ -269,7 +278,7 @@ struct Estimator::Impl {
       if (measured) seconds = measured->Seconds(bytes);
     }
     if (seconds < 0) {
-      const sim::GroupView view = sim::MakeGroupView(s.cluster, ranks);
+      const sim::GroupView& view = ViewOf(group);
       const sim::CollectiveChoice choice = sim::ChooseCollective(c, view, s.simulation.collectives);
       seconds = sim::PredictCollectiveSeconds(c, view, choice);
     }
@@ -287,7 +296,7 @@ struct Estimator::Impl {
     const auto key = std::make_tuple(-1, bytes, 0, pair.shape);
     auto it = collectives.find(key);
     if (it != collectives.end()) return it->second;
-    const sim::GroupView view = sim::MakeGroupView(s.cluster, pair.ranks);
+    const sim::GroupView& view = ViewOf(pair);
     const double seconds = view.num_servers <= 1 ? view.intra_latency_s + bytes / view.intra_Bps
                                                  : view.inter_latency_s + bytes / view.inter_Bps;
     collectives.emplace(key, seconds);
@@ -453,13 +462,18 @@ Estimate Estimator::Impl::Pipelined(const Candidate& c) {
     p2p = 2 * sum_x + looped * (loop - C[k]);
     span = sum_C + (m - 1) * C[k] + p2p;
   } else {
-    // Megatron-LM's interleaved 1F1B: the fill and drain shrink v-fold, (p - 1) / v of a
-    // stage's per-micro-batch work for uniform stages (Narayanan et al. 2021, SC, §2.2.2),
-    // here the other stages' work / v. Its warm-up runs (v - 1) p extra forwards, so the
-    // steady state never waits on a transfer; the first micro-batch's chunk-0 boundaries and
-    // the last one's are on the path.
+    // Megatron-LM's interleaved 1F1B (schedules.py, forward_backward_pipelining_with_
+    // interleaving): its warm-up runs (v - 1) p forwards beyond 1F1B's, so the slowest stage k,
+    // once started, never waits for a later stage's backward as in 1F1B; what it waits for is
+    // the first micro-batch's chunk 0 reaching it and, at the end, the last micro-batch's chunk-0
+    // backward draining to stage 0: the other stages' first chunk, forward and backward (equal
+    // chunks: (p - 1) C / v, the bubble (p - 1) / (v m + p - 1); Narayanan et al. 2021, SC,
+    // §2.2.2). The steady state has slack for the transfers; the chunk-0 boundaries of the
+    // first and last micro-batch are on the path.
     p2p = 2 * sum_x;
-    span = m * C[k] + (sum_C - C[k]) / v + p2p;
+    double fill_drain = 0;
+    for (int j = 0; j < p; ++j) fill_drain += j == k ? 0 : ch[j].fwd_s + ch[j].bwd_s;
+    span = m * C[k] + fill_drain + p2p;
   }
 
   // The data-parallel gradient reduction and the step, per stage (pipeline_lowering.cpp
@@ -629,6 +643,12 @@ Estimate Estimator::operator()(const Candidate& c) {
   if (c.micro_batches < 1) {
     throw Error("candidate " + CandidateName(c) +
                 ": global_batch / (micro_batch x data) is not an integer");
+  }
+  const long gpus = static_cast<long>(c.tensor) * c.pipeline * c.data;
+  if (gpus != impl_->s.cluster.NumGpus()) {
+    throw Error("candidate " + CandidateName(c) +
+                ": tensor x pipeline x data = " + std::to_string(gpus) + ", not the GPU count (" +
+                std::to_string(impl_->s.cluster.NumGpus()) + ")");
   }
   Estimate e = c.tensor * c.pipeline > 1 ? impl_->Pipelined(c) : impl_->DataParallel(c);
   e.exposed_comm_s.emplace("tp", 0.0);

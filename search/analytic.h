@@ -22,7 +22,8 @@ struct Estimate {
   double bubble_s = 0;   // the schedule's fill and drain on the critical path
   double optimizer_s = 0;
   // Exposed communication on the critical path by category, as the simulator's categories:
-  // "tp", "pp", "dp" (and "zero" gathers for zero3).
+  // "tp", "pp", "dp" (always present). ZeRO's and the distributed optimizer's all-gathers are
+  // under "dp", as the simulator files them.
   std::map<std::string, double> exposed_comm_s;
   double model_flops = 0;        // per iteration, all GPUs
   double mfu = 0;                // model FLOP/s over the cluster's summed peak
