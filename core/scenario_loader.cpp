@@ -150,6 +150,10 @@ Scenario LoadScenarioText(const std::string& text, const std::string& file_label
   return Load(yaml::Reader(file_label), yaml::ParseDocument(text, file_label));
 }
 
+Scenario scenario_sections::LoadTree(const yaml::Reader& r, const yaml::Field& root) {
+  return Load(r, root);
+}
+
 Scenario LoadScenarioFile(const std::string& path) {
   return LoadScenarioText(ReadInputFile(path, limits::kScenarioFileBytes, "a scenario file"), path);
 }
