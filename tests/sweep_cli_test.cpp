@@ -38,7 +38,7 @@ int Lines(const fs::path& p) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
 }
 
-// One uninterrupted -j 1 sweep, shared by the tests that compare against it.
+// One uninterrupted -j 1 sweep, shared by the tests that compare against it, removed at exit.
 const fs::path& Reference() {
   static const fs::path out = [] {
     const fs::path d = TempDir("reference");
@@ -48,6 +48,16 @@ const fs::path& Reference() {
   }();
   return out;
 }
+
+class RemoveReference : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(stratasim::testing::TempDir("sweep-test", "reference"), ec);
+  }
+};
+const ::testing::Environment* const kRemoveReference =
+    ::testing::AddGlobalTestEnvironment(new RemoveReference);
 
 TEST(SweepCli, WritesOnePointPerGridCombinationWithItsFigures) {
   const fs::path& out = Reference();

@@ -40,4 +40,17 @@ if grep -qi "fork" "$tmp/mpi.log"; then
   echo "FAIL: OpenMPI warned about fork()"
   exit 1
 fi
-echo "PASS: mpirun -np 2 sweep == local sweep"
+
+# Rank 0 killed (SIGKILL) after 2 points: mpirun ends every rank; a new mpirun resumes from
+# rank 0's journal to the same outputs.
+STRATASIM_SWEEP_TEST_KILL_AFTER=2 mpirun -np 2 "${flags[@]}" -x STRATASIM_SWEEP_TEST_KILL_AFTER \
+  "$bin" "${sweep[@]}" --out "$tmp/killed" >"$tmp/killed.log" 2>&1 && {
+  echo "FAIL: the sweep was not killed"; cat "$tmp/killed.log"; exit 1; }
+lines=$(wc -l <"$tmp/killed/sweep.jsonl")
+[ "$lines" -eq 3 ] || { echo "FAIL: killed journal has $lines lines, not 1 + 2"; exit 1; }
+mpirun -np 2 "${flags[@]}" "$bin" "${sweep[@]}" --out "$tmp/killed" >"$tmp/resumed.log" 2>&1 ||
+  { echo "resume failed:"; cat "$tmp/resumed.log"; exit 1; }
+grep -q "2 done" "$tmp/resumed.log" || { echo "FAIL: did not resume"; cat "$tmp/resumed.log"; exit 1; }
+cmp "$tmp/local/sweep.csv" "$tmp/killed/sweep.csv" || { echo "FAIL: resumed sweep.csv differs"; exit 1; }
+cmp "$tmp/local/sweep.json" "$tmp/killed/sweep.json" || { echo "FAIL: resumed sweep.json differs"; exit 1; }
+echo "PASS: mpirun -np 2 sweep == local sweep, also killed and resumed"
