@@ -7,6 +7,7 @@
 //   stratasim validate SCENARIO.yaml [--backend host|cuda] [--out DIR] [...]
 //   stratasim calibrate [--backend host|cuda] [--out FILE] [...]
 //   stratasim compress-check SCENARIO.yaml [--methods LIST] [--trials N] [--npy FILE] [...]
+//   stratasim sweep SCENARIO.yaml --grid GRID.yaml [--out DIR] [-j N] [--shard I/N]
 //   stratasim version
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated, or a compressor of
@@ -34,6 +35,7 @@
 #include "cli/run_scenario.h"
 #include "cli/search_command.h"
 #include "cli/strategies_command.h"
+#include "cli/sweep_command.h"
 #include "cli/validate_command.h"
 #include "core/calibration.h"
 #include "core/cleanup.h"
@@ -79,6 +81,9 @@ const char* kUsage =
     "  search SCENARIO    enumerate the plans of the scenario's `search:` space, prune them\n"
     "                     by divisibility and memory, rank them analytically and simulate\n"
     "                     the best K with contention\n"
+    "  sweep SCENARIO --grid GRID\n"
+    "                     simulate the scenario at every point of a grid of its fields, in a\n"
+    "                     pool of processes (or MPI ranks), resuming where a killed sweep stopped\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  version            print the version\n"
     "\n"
@@ -86,7 +91,7 @@ const char* kUsage =
 
 // Each simulation process holds its own executor state: more processes than this only
 // multiply memory.
-constexpr int kMaxJobs = 256;
+constexpr int kMaxJobs = limits::kMaxJobs;
 
 #ifdef STRATASIM_CUDA_SIBLING
 // validate and calibrate run in the program beside this one that has the CUDA backend
@@ -435,6 +440,7 @@ int Main(int argc, char** argv) {
     if (command == "compress-check") return CompressCheckCommand(args);
     if (command == "strategies") return StrategiesCommand(args, std::cout);
     if (command == "search") return SearchCommand(args, kVersion, DefaultJobs());
+    if (command == "sweep") return SweepCommand(args, kVersion);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "cli/child_pool.h"
 #include "cli/merge_jobs.h"
 #include "cli/phase.h"
 #include "cli/run_scenario.h"
@@ -186,33 +187,19 @@ JobsResults RunJobs(const Scenario& s, int parallel, const std::string& tool_ver
   };
   // Up to `parallel` children at once; results land in their own slots, so the order of
   // completion changes nothing.
-  std::vector<sim::SimulationProcess> running;
-  std::vector<size_t> running_index;
-  size_t next = 0;
-  const size_t max_at_once = static_cast<size_t>(std::max(1, parallel));
-  while (next < sims.size() || !running.empty()) {
-    while (next < sims.size() && running.size() < max_at_once) {
-      const size_t i = next++;
-      try {
-        running.push_back(sim::StartSimulation(sims[i].merged.graph, s.cluster, s.simulation));
-        running_index.push_back(i);
-      } catch (const Error& e) {
-        fail(sims[i], e.what());
-      }
-    }
-    if (running.empty()) continue;
-    const size_t k = sim::WaitForAnySimulation(running);
-    const size_t i = running_index[k];
-    sim::SimulationProcess process = running[k];
-    running.erase(running.begin() + static_cast<long>(k));
-    running_index.erase(running_index.begin() + static_cast<long>(k));
-    try {
-      finish(sims[i], sim::FinishSimulation(process));
-    } catch (const Error& e) {
-      fail(sims[i], e.what());
-    }
+  ChildPoolTasks tasks;
+  tasks.start = [&](size_t i) -> std::optional<sim::SimulationProcess> {
+    return sim::StartSimulation(sims[i].merged.graph, s.cluster, s.simulation);
+  };
+  tasks.finish = [&](size_t i, sim::SimulationProcess& process) {
+    finish(sims[i], sim::FinishSimulation(process));
     sims[i].merged = MergedJobs{TaskGraph(0), {}, {}};  // done with: its memory goes back
-  }
+  };
+  tasks.fail = [&](size_t i, const std::string& error) {
+    sims[i].merged = MergedJobs{TaskGraph(0), {}, {}};
+    fail(sims[i], error);
+  };
+  RunChildPool(sims.size(), parallel, tasks);
   for (PolicyOutcome& outcome : results.policies) {
     for (JobOutcome& o : outcome.jobs) {
       if (o.ok && o.alone_iteration_s > 0) o.slowdown = o.shared_iteration_s / o.alone_iteration_s;

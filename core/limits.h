@@ -59,6 +59,17 @@ constexpr long long kMaxSearchCandidates = 10000000;
 // Any echoed value is cut to this many bytes in a message.
 constexpr size_t kEchoBytes = 80;
 
+// `stratasim sweep` (docs/sweep.md). Points of a grid: each is a simulation of the whole
+// scenario and a line of ~0.5 to 1 KB a strategy in the journal; 100,000 points is a journal of
+// about 100 MB and, at a second a point, more than a day on one core: a larger product is a
+// typing error (a list pasted twice) rather than a plan.
+constexpr unsigned long long kMaxSweepPoints = 100000;
+// A grid file is a few lines of key paths and lists.
+constexpr size_t kSweepGridFileBytes = 1u << 20;
+// Simulation processes at once (-j): each holds its own executor state, so more than this only
+// multiplies memory.
+constexpr int kMaxJobs = 256;
+
 }  // namespace stratasim::limits
 
 #endif  // STRATASIM_CORE_LIMITS_H_

@@ -179,6 +179,10 @@ Scenario LoadSearchBaseText(const std::string& text, const std::string& file_lab
   return Load(yaml::Reader(file_label), yaml::ParseDocument(text, file_label), true);
 }
 
+Scenario scenario_sections::LoadTree(const yaml::Reader& r, const yaml::Field& root) {
+  return Load(r, root);
+}
+
 Scenario LoadScenarioFile(const std::string& path) {
   return LoadScenarioText(ReadInputFile(path, limits::kScenarioFileBytes, "a scenario file"), path);
 }

@@ -13,6 +13,11 @@
 
 namespace stratasim::scenario_sections {
 
+// A whole scenario from a parsed document (LoadScenarioText without the parse): the sweep
+// (core/sweep_grid.cpp) loads trees it edited, whose nodes keep the marks of the files they came
+// from.
+Scenario LoadTree(const yaml::Reader& r, const yaml::Field& root);
+
 ClusterSpec ReadCluster(const yaml::Reader& r, const yaml::Field& f);
 ModelSpec ReadModel(const yaml::Reader& r, const yaml::Field& f);
 TrainingSpec ReadTraining(const yaml::Reader& r, const yaml::Field& f);

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libsimgrid-dev libyaml-cpp-dev libeigen3-dev
           libboost-program-options-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libjemalloc-dev libglpk-dev)
+          libbenchmark-dev libjemalloc-dev libglpk-dev
+          openmpi-bin libopenmpi-dev)  # MPI: `mpirun -np N stratasim sweep` (docs/sweep.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
