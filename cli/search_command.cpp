@@ -10,6 +10,7 @@
 #include "cli/phase.h"
 #include "cli/run_scenario.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "report/atomic_file.h"
 #include "search/search_report.h"
 #include "search/search_spec.h"
@@ -19,8 +20,7 @@ namespace po = boost::program_options;
 namespace stratasim {
 namespace {
 
-// Each simulation process holds its own executor state; as `stratasim run`'s bound.
-constexpr int kMaxJobs = 256;
+using limits::kMaxJobs;  // each simulation process holds its own executor state
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -180,7 +180,7 @@ Scenario LoadSearchBaseText(const std::string& text, const std::string& file_lab
 }
 
 Scenario scenario_sections::LoadTree(const yaml::Reader& r, const yaml::Field& root) {
-  return Load(r, root);
+  return Load(r, root, false);
 }
 
 Scenario LoadScenarioFile(const std::string& path) {

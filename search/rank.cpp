@@ -9,6 +9,7 @@ SearchOutcome RankPlans(const Scenario& s, const SearchSpec& spec) {
   SearchOutcome out;
   const std::vector<Candidate> all = Enumerate(s, spec);
   out.enumerated = static_cast<long long>(all.size());
+  Estimator estimate(s);  // caches profiles and collective times over the candidates
   for (const Candidate& c : all) {
     if (std::optional<PruneReason> why = Prune(s, spec, c)) {
       ++out.pruned[*why];
@@ -17,7 +18,7 @@ SearchOutcome RankPlans(const Scenario& s, const SearchSpec& spec) {
     RankedPlan r;
     r.plan = c;
     r.name = CandidateName(c);
-    r.estimate = EstimateIteration(s, c);
+    r.estimate = estimate(c);
     r.estimate.peak_memory_bytes = EstimateMemory(s, c).peak_bytes;
     out.ranked.push_back(std::move(r));
   }
