@@ -28,6 +28,7 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
+#include "cli/command_line.h"
 #include "cli/compress_check_command.h"
 #include "cli/exit_status.h"
 #include "cli/phase.h"
@@ -116,18 +117,6 @@ int DefaultJobs() {
   return cores < 1 ? 1 : static_cast<int>(std::min<long>(cores, kMaxJobs));
 }
 
-po::variables_map Parse(const std::vector<std::string>& args, const po::options_description& opts,
-                        const po::positional_options_description& pos) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
-  return vm;
-}
-
 std::string DefaultOutDir(const Scenario& s) { return "stratasim-out/" + s.name; }
 
 // --out: a folder the user names. Empty would mean the current folder's root-relative
@@ -195,12 +184,11 @@ int Run(const std::vector<std::string>& args) {
       "the outputs do not depend on it");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     std::cout << opts;
     return 0;
   }
-  po::variables_map vm = Parse(args, opts, pos);
+  po::variables_map vm = ParseCommandLine(args, opts, pos);
   const int jobs = vm["jobs"].as<int>();
   if (jobs < 1 || jobs > kMaxJobs) {
     throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
@@ -244,7 +232,7 @@ int Replay(const std::vector<std::string>& args) {
     std::cout << opts;
     return 0;
   }
-  po::variables_map vm = Parse(args, opts, pos);
+  po::variables_map vm = ParseCommandLine(args, opts, pos);
   const std::string out_flag = OutDir(vm, "");
   SetPhase("reading the scenario");
   const Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());
@@ -290,11 +278,6 @@ int Replay(const std::vector<std::string>& args) {
   return Finish(out, results);
 }
 
-bool WantsHelp(const std::vector<std::string>& args) {
-  return std::find(args.begin(), args.end(), "--help") != args.end() ||
-         std::find(args.begin(), args.end(), "-h") != args.end();
-}
-
 int Collective(const std::vector<std::string>& args) {
   po::options_description opts("stratasim collective options (nccl-tests style)");
   opts.add_options()("help,h", "show this help")("scenario", po::value<std::string>()->required(),
@@ -321,7 +304,7 @@ int Collective(const std::vector<std::string>& args) {
     std::cout << opts;
     return 0;
   }
-  po::variables_map vm = Parse(args, opts, pos);
+  po::variables_map vm = ParseCommandLine(args, opts, pos);
   if (vm.count("json") && vm["json"].as<std::string>().empty()) {
     throw UsageError("--json must not be empty (give a file name)");
   }

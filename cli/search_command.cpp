@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/command_line.h"
 #include "cli/exit_status.h"
 #include "cli/phase.h"
 #include "cli/run_scenario.h"
@@ -88,18 +89,11 @@ int SearchCommand(const std::vector<std::string>& args, const std::string& versi
       "outputs do not depend on it");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     std::cout << opts;
     return 0;
   }
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  po::variables_map vm = ParseCommandLine(args, opts, pos);
   const int jobs = vm["jobs"].as<int>();
   if (jobs < 1 || jobs > kMaxJobs) {
     throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "cli/child_pool.h"
+#include "cli/command_line.h"
 #include "cli/exit_status.h"
 #include "cli/mpi_world.h"
 #include "cli/phase.h"
@@ -58,19 +59,12 @@ SweepOptions ParseOptions(const std::vector<std::string>& args, bool* help) {
       "job array's task I of N); a sweep without --shard then writes the outputs");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     std::cout << opts;
     *help = true;
     return {};
   }
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  po::variables_map vm = ParseCommandLine(args, opts, pos);
   SweepOptions o;
   o.scenario = vm["scenario"].as<std::string>();
   o.grid = vm["grid"].as<std::string>();
