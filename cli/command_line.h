@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/exit_status.h"
+#include "core/limits.h"
 
 namespace stratasim {
 
@@ -30,6 +31,16 @@ inline boost::program_options::variables_map ParseCommandLine(
     throw UsageError(e.what());
   }
   return vm;
+}
+
+// --jobs: simulation processes at once; each holds its own executor state, so more than
+// limits::kMaxJobs only multiply memory.
+inline int CheckedJobs(int jobs) {
+  if (jobs < 1 || jobs > limits::kMaxJobs) {
+    throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
+                     std::to_string(limits::kMaxJobs) + "]");
+  }
+  return jobs;
 }
 
 }  // namespace stratasim

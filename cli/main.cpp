@@ -189,11 +189,7 @@ int Run(const std::vector<std::string>& args) {
     return 0;
   }
   po::variables_map vm = ParseCommandLine(args, opts, pos);
-  const int jobs = vm["jobs"].as<int>();
-  if (jobs < 1 || jobs > kMaxJobs) {
-    throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
-                     std::to_string(kMaxJobs) + "]");
-  }
+  const int jobs = CheckedJobs(vm["jobs"].as<int>());
   const std::string out_flag = OutDir(vm, "");
   SetPhase("reading the scenario");
   Scenario s = LoadScenarioFile(vm["scenario"].as<std::string>());

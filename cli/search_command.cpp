@@ -21,8 +21,6 @@ namespace po = boost::program_options;
 namespace stratasim {
 namespace {
 
-using limits::kMaxJobs;  // each simulation process holds its own executor state
-
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -94,11 +92,7 @@ int SearchCommand(const std::vector<std::string>& args, const std::string& versi
     return 0;
   }
   po::variables_map vm = ParseCommandLine(args, opts, pos);
-  const int jobs = vm["jobs"].as<int>();
-  if (jobs < 1 || jobs > kMaxJobs) {
-    throw UsageError("--jobs " + std::to_string(jobs) + ": must be in [1, " +
-                     std::to_string(kMaxJobs) + "]");
-  }
+  const int jobs = CheckedJobs(vm["jobs"].as<int>());
   std::string out = vm.count("out") ? vm["out"].as<std::string>() : "";
   if (vm.count("out") && out.empty()) {
     throw UsageError("--out must not be empty (give a folder, e.g. --out .)");

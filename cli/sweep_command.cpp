@@ -74,11 +74,7 @@ SweepOptions ParseOptions(const std::vector<std::string>& args, bool* help) {
   } else {
     o.out = "stratasim-out/" + std::filesystem::path(o.scenario).stem().string() + "-sweep";
   }
-  o.jobs = vm["jobs"].as<int>();
-  if (o.jobs < 1 || o.jobs > limits::kMaxJobs) {
-    throw UsageError("--jobs " + std::to_string(o.jobs) + ": must be in [1, " +
-                     std::to_string(limits::kMaxJobs) + "]");
-  }
+  o.jobs = CheckedJobs(vm["jobs"].as<int>());
   if (vm.count("shard")) {
     const std::string s = vm["shard"].as<std::string>();
     int i = -1, n = 0;

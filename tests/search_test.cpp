@@ -88,6 +88,21 @@ TEST(SearchTest, CommandWritesTheSameFilesAtAnyJobCount) {
   fs::remove_all(dir);
 }
 
+TEST(SearchTest, BadJobsAndTopKAreUsageErrors) {
+  namespace fs = std::filesystem;
+  const fs::path dir = testing::TempDir("search", "usage");
+  { std::ofstream(dir / "small.yaml") << kSmallSearch; }
+  const std::string scenario = (dir / "small.yaml").string();
+  const testing::CliResult jobs = testing::RunCli("search " + scenario + " -j 0");
+  EXPECT_EQ(jobs.status, 2) << jobs.output;
+  EXPECT_NE(jobs.output.find("--jobs 0: must be in [1, 256]"), std::string::npos) << jobs.output;
+  const testing::CliResult k = testing::RunCli("search " + scenario + " --top-k 1001");
+  EXPECT_EQ(k.status, 2) << k.output;
+  EXPECT_NE(k.output.find("--top-k 1001: must be in [0, 1000]"), std::string::npos) << k.output;
+  EXPECT_FALSE(fs::exists(dir / "stratasim-out"));
+  fs::remove_all(dir);
+}
+
 TEST(SearchTest, RunRefusesASearchScenario) {
   namespace fs = std::filesystem;
   const fs::path dir = testing::TempDir("search", "run");
