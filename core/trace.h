@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/link_usage.h"
 #include "core/task_graph.h"
 
 namespace stratasim {
@@ -37,6 +38,8 @@ struct ExecutionTrace {
   long long instants = 0;
   // Tasks that ran inside another task's activity (SimulationSpec::fuse): activities saved.
   long long fused_tasks = 0;
+  // Bytes per link over time (SimGrid executor only; see core/link_usage.h).
+  LinkUsage link_usage;
 };
 
 std::string TraceToJson(const ExecutionTrace& t);

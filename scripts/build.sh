@@ -11,7 +11,11 @@ cd "$(dirname "$0")/.."
 packages=(cmake g++ make pkg-config libsimgrid-dev libyaml-cpp-dev libeigen3-dev
           libboost-program-options-dev nlohmann-json3-dev libgtest-dev libgmock-dev
           libbenchmark-dev libjemalloc-dev libglpk-dev
-          openmpi-bin libopenmpi-dev)  # MPI: `mpirun -np N stratasim sweep` (docs/sweep.md)
+          openmpi-bin libopenmpi-dev  # MPI: `mpirun -np N stratasim sweep` (docs/sweep.md)
+          zlib1g-dev                  # gzip'd Chrome traces (--trace-format json.gz)
+          protobuf-compiler libprotobuf-dev python3-protobuf  # Chakra traces (docs/chakra.md)
+          libjs-chart.js chromium fonts-dejavu-core  # HTML report: bundled charts; its browser test
+          python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel)  # notebooks/
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
