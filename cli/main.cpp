@@ -138,7 +138,7 @@ int Finish(const std::string& out, const RunResults& results, bool traces = true
   if (!gnn.empty()) std::cout << "\n" << gnn;
   const std::string solver = FormatSolverTable(results);
   if (!solver.empty()) std::cout << "\n" << solver;
-  std::cout << "outputs: " << out << "/results.json, results.csv"
+  std::cout << "outputs: " << out << "/results.json, results.csv, links.json"
             << (traces ? ", <strategy>.trace.json" : "") << "\n";
   for (const StrategyResult& r : results.strategies) {
     if (!r.ok) return 1;

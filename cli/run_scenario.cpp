@@ -18,6 +18,7 @@
 #include "models/workload.h"
 #include "report/atomic_file.h"
 #include "report/chrome_trace.h"
+#include "report/links_json.h"
 #include "report/moe_summary.h"
 #include "report/results_json.h"
 #include "sim/executor.h"
@@ -342,7 +343,7 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
   auto finish_streamed = [&](size_t i, sim::SimulationProcess& process) {
     Planned& p = planned[i];
     StrategyRun& run = runs[i];
-    StrategyResult r = FinishStreamedRun(process);
+    StrategyResult r = FinishStreamedRun(process, &run.trace.link_usage);
     r.name = p.spec->name;
     r.kind = p.spec->kind;
     r.num_gpus = s.cluster.NumGpus();
@@ -457,6 +458,14 @@ void WriteOutputs(const std::string& dir, const RunResults& results,
       WriteFileAtomically(dir + "/" + run.result.name + ".graph.json", TaskGraphToJson(run.graph));
     }
   }
+  // Each strategy's link usage, in results.json's order (a streamed run's came with its
+  // result, into its otherwise empty trace).
+  std::vector<StrategyLinks> links;
+  for (const StrategyRun& run : runs) {
+    links.push_back({run.result.name, run.result.ok ? std::optional<LinkUsage>(run.trace.link_usage)
+                                                    : std::nullopt});
+  }
+  WriteFileAtomically(dir + "/links.json", LinksToJson(links));
   WriteFileAtomically(dir + "/results.csv", ResultsToCsv(results));
   // Last, so that a complete results.json means every other file is in place.
   WriteFileAtomically(dir + "/results.json", ResultsToJson(results));

@@ -85,10 +85,11 @@ std::vector<double> PeakMemoryPerStage(const std::vector<int>& rank_stage,
 // Header facts of the results: scenario, seed, version, cluster and model summaries.
 RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
 
-// Writes results.json, results.csv and, per strategy, <name>.trace.json (Chrome/Perfetto:
-// from the graph and trace of a whole run, or the streamed run's own file)
-// and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`. Without
-// `write_traces` the Chrome traces are left out (a 100-iteration MoE run writes ~75 MB each).
+// Writes results.json, results.csv, links.json (each strategy's link usage) and, per strategy,
+// <name>.trace.json (Chrome/Perfetto: from the graph and trace of a whole run, or the streamed
+// run's own file) and, when `write_graphs`, <name>.graph.json, each atomically, into `dir`.
+// Without `write_traces` the Chrome traces are left out (a 100-iteration MoE run writes ~75 MB
+// each).
 void WriteOutputs(const std::string& dir, const RunResults& results,
                   const std::vector<StrategyRun>& runs, bool write_graphs,
                   bool write_traces = true);

@@ -173,8 +173,10 @@ StrategyResult GetResult(sim::WireIn& in) {
 }
 
 // What the child does: plan, simulate and measure at once; the trace goes to `trace_fd`.
+// The run's link usage goes to `links`.
 StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double samples,
-                           double tokens, const std::vector<int>& rank_stage, int trace_fd) {
+                           double tokens, const std::vector<int>& rank_stage, int trace_fd,
+                           LinkUsage* links) {
   IterationFeed feed(s, spec);
   FeedSource source(feed);
   const int n = source.graph().num_ranks();
@@ -217,6 +219,7 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   r.activities = trace.activities;
   r.instants = trace.instants;
   r.fused_tasks = trace.fused_tasks;
+  *links = trace.link_usage;
   if (plan.moe) r.moe = SummarizeMoe(measured, n, s.training.measured_iterations, *plan.moe);
   r.gnn = plan.gnn;
   r.peak_memory_per_stage_bytes = PeakMemoryPerStage(plan.rank_stage, r.metrics.peak_memory_bytes);
@@ -233,8 +236,9 @@ sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& s
                                         const std::vector<int>& rank_stage, AtomicFile* trace) {
   const int trace_fd = trace ? trace->fd() : -1;
   return sim::StartChild([&](const sim::WireWrite& write) {
-    const StrategyResult r =
-        RunStreamed(s, spec, samples_per_iteration, tokens_per_sample, rank_stage, trace_fd);
+    LinkUsage links;
+    const StrategyResult r = RunStreamed(s, spec, samples_per_iteration, tokens_per_sample,
+                                         rank_stage, trace_fd, &links);
     // The reply is made whole before it is sent: an error midway sends the error alone.
     std::string reply;
     const sim::WireWrite append = [&reply](const void* p, size_t n) {
@@ -243,15 +247,18 @@ sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& s
     };
     sim::WireOut out(append);
     PutResult(out, r);
+    sim::PutLinkUsage(out, links);
     write(reply.data(), reply.size());
   });
 }
 
-StrategyResult FinishStreamedRun(sim::SimulationProcess& p) {
+StrategyResult FinishStreamedRun(sim::SimulationProcess& p, LinkUsage* links) {
   StrategyResult r;
   sim::FinishChild(p, [&](const sim::WireRead& read) {
     sim::WireIn in(read);
     r = GetResult(in);
+    LinkUsage usage = sim::GetLinkUsage(in);
+    if (links) *links = std::move(usage);
   });
   return r;
 }

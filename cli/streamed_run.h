@@ -24,8 +24,9 @@ sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& s
                                         const std::vector<int>& rank_stage, AtomicFile* trace);
 
 // Waits for the child and returns its result (metrics, notes, MoE summary, counts), without
-// name, kind and GPU count. Throws stratasim::Error with the child's error.
-StrategyResult FinishStreamedRun(sim::SimulationProcess& p);
+// name, kind and GPU count, and when `links` is given the run's link usage there. Throws
+// stratasim::Error with the child's error.
+StrategyResult FinishStreamedRun(sim::SimulationProcess& p, LinkUsage* links = nullptr);
 
 }  // namespace stratasim
 

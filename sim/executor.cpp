@@ -21,6 +21,7 @@
 #include "sim/collectives/group_view.h"
 #include "sim/collectives/lowering.h"
 #include "sim/latency_groups.h"
+#include "sim/link_probe.h"
 #include "sim/maestro_list.h"
 #include "sim/platform.h"
 #include "sim/stream_gate.h"
@@ -80,8 +81,9 @@ enum class What {
 struct Running {
   sg4::ActivityPtr activity;
   What what = What::kTask;
-  int a = 0;  // task id, or collective index
-  int b = 0;  // flow index
+  int a = 0;      // task id, or collective index
+  int b = 0;      // flow index
+  int comm = -1;  // a Comm's slot in the LinkProbe
 };
 
 // Per-task state of the tasks not yet retired, indexed by task id: a vector whose front is
@@ -171,6 +173,7 @@ class Executor {
     trace.instants = instants_;
     trace.fused_tasks = fused_tasks_;
     trace.makespan_s = makespan_s_;
+    trace.link_usage = probe_.Finish(makespan_s_);
     return trace;
   }
 
@@ -189,6 +192,8 @@ class Executor {
     CountInstant();
     Running r = std::move(it->second);
     running_.erase(it);
+    if (r.comm >= 0) probe_.Done(r.comm, Now());
+    probe_.Tick(Now());
     Fire(r.what, r.a, r.b);
     graveyard_.push_back(std::move(r.activity));
     Drain();
@@ -210,8 +215,8 @@ class Executor {
         break;
       case What::kTransferStart: {
         const Task& send = G().task(a);
-        Launch(Transfer(EndHost(send), EndHost(G().task(index_.Peer(send))), send.bytes),
-               What::kTransfer, a, 0);
+        LaunchComm(EndHost(send), EndHost(G().task(index_.Peer(send))), send.bytes, What::kTransfer,
+                   a, 0);
         break;
       }
       case What::kTransfer:
@@ -765,7 +770,7 @@ class Executor {
     sg4::Host* cpu = platform_.host_cpus[t.rank];
     sg4::Host* gpu = platform_.gpus[t.rank];
     const bool h2d = t.copy == CopyDirection::kHostToDevice;
-    Launch(Transfer(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes), What::kTask, id, 0);
+    LaunchComm(h2d ? cpu : gpu, h2d ? gpu : cpu, t.bytes, What::kTask, id, 0);
   }
 
   void Finish(TaskId id) {
@@ -776,17 +781,21 @@ class Executor {
     if (gated_) gate_.Landed(id, &arrivals_);
   }
 
-  static sg4::CommPtr Transfer(sg4::Host* src, sg4::Host* dst, double bytes) {
+  // A transfer of `bytes` from `src` to `dst`, whose bytes the probe records on its route.
+  void LaunchComm(sg4::Host* src, sg4::Host* dst, double bytes, What what, int x, int y) {
     sg4::CommPtr c = sg4::Comm::sendto_init(src, dst);
     c->set_payload_size(bytes);
-    return c;
+    Running& r = Launch(c, what, x, y);
+    r.comm = probe_.Started(*c, src, dst, bytes);
   }
 
-  void Launch(const sg4::ActivityPtr& a, What what, int x, int y) {
+  Running& Launch(const sg4::ActivityPtr& a, What what, int x, int y) {
     ++activities_;
     TakeOffMaestroList(*a);  // just created: see sim/maestro_list.h
     a->start();
-    running_[a.get()] = Running{a, what, x, y};
+    Running& r = running_[a.get()];
+    r = Running{a, what, x, y};
+    return r;
   }
 
   // Fires `what` after `seconds` of simulated time. Fixed delays (protocol latencies, the route
@@ -802,6 +811,7 @@ class Executor {
     simgrid::kernel::timer::Timer::set(when, [this, what, x, y] {
       graveyard_.clear();
       CountInstant();
+      probe_.Tick(Now());
       Fire(what, x, y);
       Drain();
       MaybeRetire();
@@ -942,9 +952,8 @@ class Executor {
     const Flow& flow = s.program.flows[f];
     if (s.groups.Has(f)) s.groups.TransferStarted(f, Now());
     const Collective& c = G().collective(ci);
-    Launch(
-        Transfer(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes),
-        What::kFlowComm, ci, f);
+    LaunchComm(platform_.gpus[c.ranks[flow.src]], platform_.gpus[c.ranks[flow.dst]], flow.bytes,
+               What::kFlowComm, ci, f);
   }
 
   // The transfer of flow `f` has ended. Its data arrives a route latency later (see
@@ -1119,6 +1128,7 @@ class Executor {
   long long instants_ = 0;
   double last_instant_s_ = -1;
   std::vector<sg4::ActivityPtr> graveyard_;
+  LinkProbe probe_;  // bytes per link over time (ExecutionTrace::link_usage)
 };
 
 Executor* g_current = nullptr;  // SimGrid's completion signal is global; one run per process

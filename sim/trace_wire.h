@@ -94,6 +94,11 @@ class WireIn {
   const WireRead& r_;
 };
 
+// A trace's link usage (core/link_usage.h), on its own for other replies
+// (cli/streamed_run.cpp) and inside the trace's stream.
+void PutLinkUsage(WireOut& out, const LinkUsage& u);
+LinkUsage GetLinkUsage(WireIn& in);
+
 // Returns false if `write` failed.
 bool WriteTraceWire(const ExecutionTrace& t, const WireWrite& write);
 // The same stream from `t`'s other fields and `records` records made one at a time by

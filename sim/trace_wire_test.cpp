@@ -133,3 +133,57 @@ TEST(TraceWire, ALargeCountWithoutDataFailsOnTheShortStream) {
 
 }  // namespace
 }  // namespace stratasim::sim
+
+namespace stratasim::sim {
+namespace {
+
+LinkUsage SampleUsage() {
+  LinkUsage u;
+  u.edges_s = {0, 0.25, 1.25};
+  LinkSeries l;
+  l.name = "s0nic0_up";
+  l.label = "server 0 NIC 0 → fabric";
+  l.bandwidth_Bps = 25e9;
+  l.bytes_per_interval = {3e9, 1e9 / 3};
+  l.bytes = 3e9 + 1e9 / 3;
+  u.links = {l, l};
+  u.links[1].name = "s1nic0_down";
+  u.links_used = 9;
+  u.bytes_total = 1e10 + 0.5;
+  return u;
+}
+
+TEST(TraceWire, CarriesTheLinkUsage) {
+  ExecutionTrace t = Sample();
+  t.link_usage = SampleUsage();
+  const ExecutionTrace r = Decode(Encode(t));
+  EXPECT_EQ(LinkUsageToJson(r.link_usage), LinkUsageToJson(t.link_usage));
+  EXPECT_EQ(r.records.size(), t.records.size());
+  // Empty usage (nothing moved) too.
+  EXPECT_TRUE(Decode(Encode(Sample())).link_usage.edges_s.empty());
+}
+
+TEST(TraceWire, RefusesLinkSeriesThatDoNotMatchTheirBounds) {
+  ExecutionTrace t = Sample();
+  t.records.clear();
+  t.link_usage = SampleUsage();
+  t.link_usage.links[1].bytes_per_interval.push_back(1);
+  try {
+    Decode(Encode(t));
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "simulation result: link s1nic0_down has 3 intervals, its bounds give 2");
+  }
+  t.link_usage = SampleUsage();
+  t.link_usage.links.resize(kMaxLinkSeries + 1, t.link_usage.links[0]);
+  try {
+    Decode(Encode(t));
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "simulation result: 33 link series, more than 32");
+  }
+}
+
+}  // namespace
+}  // namespace stratasim::sim

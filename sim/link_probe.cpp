@@ -1,0 +1,121 @@
+#include "sim/link_probe.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <simgrid/kernel/resource/Model.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <string>
+
+#include "core/error.h"
+#include "sim/link_labels.h"
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::resource::Action;
+using simgrid::kernel::resource::Model;
+
+namespace stratasim::sim {
+namespace {
+
+// The network model's generic half, whose started actions are the running Comms. SimGrid
+// installs no header defining its NetworkModel class, only the Model and NetworkModelIntf it
+// derives from, in that order (SimGrid 3.32, src/kernel/resource/NetworkModel.hpp:
+// `class NetworkModel : public Model, public NetworkModelIntf`): Model is its primary base, at
+// its start, and the interface follows it. SimGrid hands out both pointers; their distance
+// confirms that layout before the first is read as a Model.
+Model* NetworkModel() {
+  sg4::NetZone* root = sg4::Engine::get_instance()->get_netzone_root();
+  const char* model = reinterpret_cast<const char*>(root->get_impl()->get_network_model().get());
+  const char* intf = reinterpret_cast<const char*>(root->get_network_model());
+  if (model == nullptr || intf - model != static_cast<std::ptrdiff_t>(sizeof(Model))) {
+    throw Error(
+        "link usage: this SimGrid's network model is not laid out as SimGrid 3.32's "
+        "(Model, then NetworkModelIntf)");
+  }
+  return reinterpret_cast<Model*>(const_cast<char*>(model));
+}
+
+}  // namespace
+
+LinkProbe::LinkProbe() : model_(NetworkModel()), lazy_(model_->is_update_lazy()) {}
+
+// A netpoint's id is its index in its own zone, and every endpoint has a zone of its own
+// (sim/platform.cpp): hosts are numbered here instead.
+std::uint32_t LinkProbe::HostIndex(const sg4::Host* h) {
+  return host_index_.emplace(h, static_cast<std::uint32_t>(host_index_.size())).first->second;
+}
+
+int LinkProbe::RouteOf(sg4::Host* src, sg4::Host* dst) {
+  const std::uint64_t key = static_cast<std::uint64_t>(HostIndex(src)) << 32 | HostIndex(dst);
+  auto it = route_of_.find(key);
+  if (it != route_of_.end()) return it->second;
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  src->route_to(dst, links, &latency);
+  std::vector<int> route;
+  route.reserve(links.size());
+  for (const sg4::Link* l : links) {
+    auto known = link_index_.find(l);
+    if (known == link_index_.end()) {
+      known = link_index_.emplace(l, recorder_.AddLink(l->get_name(), l->get_bandwidth())).first;
+    }
+    route.push_back(known->second);
+  }
+  routes_.push_back(std::move(route));
+  const int index = static_cast<int>(routes_.size()) - 1;
+  route_of_.emplace(key, index);
+  return index;
+}
+
+int LinkProbe::Started(const sg4::Comm& c, sg4::Host* src, sg4::Host* dst, double bytes) {
+  int slot;
+  if (free_.empty()) {
+    slot = static_cast<int>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  flows_[static_cast<size_t>(slot)] = Flow{c.get_impl(), RouteOf(src, dst), bytes, 0.0};
+  by_impl_.emplace(c.get_impl(), slot);
+  return slot;
+}
+
+void LinkProbe::AddToRoute(int route, double bytes, double now) {
+  for (int link : routes_[static_cast<size_t>(route)]) recorder_.Add(link, bytes, now);
+}
+
+void LinkProbe::Done(int slot, double now) {
+  Flow& f = flows_[static_cast<size_t>(slot)];
+  AddToRoute(f.route, f.bytes - f.counted, now);
+  by_impl_.erase(f.impl);
+  f = Flow{};
+  free_.push_back(slot);
+}
+
+// Every running Comm's bytes since the last reading, then the interval closes. A Comm's
+// network action holds its remaining bytes as of its last update and its rate since then
+// (the rate max-min gave it when the sharing was last solved, which stays until the next
+// solve, after this event): remaining now = remaining then − rate × elapsed. A Comm that
+// ended at this instant and whose completion is still to come is no longer among the
+// started actions; its bytes come with its completion (LinkRecorder::Add puts them before
+// this bound).
+void LinkProbe::Snapshot(double now) {
+  for (const Action& a : *model_->get_started_action_set()) {
+    auto it = by_impl_.find(a.get_activity());
+    if (it == by_impl_.end()) continue;
+    Flow& f = flows_[static_cast<size_t>(it->second)];
+    double remaining = a.get_remains_no_update();
+    if (lazy_) remaining -= a.get_last_value() * (now - a.get_last_update());
+    const double moved = std::clamp(f.bytes - remaining, 0.0, f.bytes);
+    if (moved > f.counted) {
+      AddToRoute(f.route, moved - f.counted, now);
+      f.counted = moved;
+    }
+  }
+  recorder_.Close(now);
+  ++snapshots_;
+}
+
+LinkUsage LinkProbe::Finish(double end_s) { return recorder_.Finish(end_s, LinkLabel); }
+
+}  // namespace stratasim::sim
