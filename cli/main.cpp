@@ -32,6 +32,7 @@
 #include "cli/compress_check_command.h"
 #include "cli/exit_status.h"
 #include "cli/phase.h"
+#include "cli/report_command.h"
 #include "cli/run_jobs.h"
 #include "cli/run_scenario.h"
 #include "cli/search_command.h"
@@ -86,6 +87,8 @@ const char* kUsage =
     "                     simulate the scenario at every point of a grid of its fields, in a\n"
     "                     pool of processes (or MPI ranks), resuming where a killed sweep stopped\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
+    "  report OUTDIR      write OUTDIR/report.html: one self-contained page of charts of a run's\n"
+    "                     (or validate's) outputs\n"
     "  version            print the version\n"
     "\n"
     "`stratasim <command> --help` lists a command's options.\n";
@@ -177,6 +180,7 @@ int Run(const std::vector<std::string>& args) {
       "run only this strategy (repeatable)")(
       "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json")(
       "no-traces", po::bool_switch(), "do not write the Chrome traces (<name>.trace.json)")(
+      "html", po::bool_switch(), "also write report.html, the charts of `stratasim report`")(
       "calibration", po::value<std::string>(),
       "calibration file (written by validate mode); overrides the scenario's")(
       "jobs,j", po::value<int>()->default_value(DefaultJobs()),
@@ -197,6 +201,9 @@ int Run(const std::vector<std::string>& args) {
     s.simulation.calibration = LoadCalibrationFile(vm["calibration"].as<std::string>());
     ApplyLinkCalibration(&*s.simulation.calibration, &s.cluster);
   }
+  if (!s.jobs.empty() && vm["html"].as<bool>()) {
+    throw UsageError("--html: " + s.file + " lists jobs; the HTML report shows strategies");
+  }
   if (!s.jobs.empty()) return RunSharedCluster(s, vm, out_flag, jobs);
   const std::vector<std::string> only = vm.count("strategy")
                                             ? vm["strategy"].as<std::vector<std::string>>()
@@ -213,7 +220,9 @@ int Run(const std::vector<std::string>& args) {
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);
   WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>(), traces);
-  return Finish(out, results, traces);
+  const int status = Finish(out, results, traces);
+  if (vm["html"].as<bool>()) WriteRunReport(out);
+  return status;
 }
 
 int Replay(const std::vector<std::string>& args) {
@@ -420,6 +429,7 @@ int Main(int argc, char** argv) {
     if (command == "strategies") return StrategiesCommand(args, std::cout);
     if (command == "search") return SearchCommand(args, kVersion, DefaultJobs());
     if (command == "sweep") return SweepCommand(args, kVersion);
+    if (command == "report") return ReportCommand(args);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

@@ -78,6 +78,8 @@ Json StrategyToJson(const StrategyResult& s) {
                      {"instants", s.instants},
                      {"fused_tasks", s.fused_tasks}};
   j["notes"] = s.notes;
+  // Last, as keys are only appended: each rank's GPU memory, for the HTML report's memory chart.
+  j["gpu_memory_capacity_bytes"] = s.ok ? Json(m.memory_capacity_bytes) : Json::array();
   return j;
 }
 

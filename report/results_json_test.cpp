@@ -84,7 +84,8 @@ TEST(ResultsJsonTest, ParsesBackWithEveryKeyInOrder) {
                                                "peak_memory_per_stage_bytes",
                                                "fold",
                                                "simulation",
-                                               "notes"}));
+                                               "notes",
+                                               "gpu_memory_capacity_bytes"}));
   // A failed strategy has the same keys plus "error" after "ok".
   ok_keys.insert(ok_keys.begin() + 3, "error");
   EXPECT_EQ(Keys(j["strategies"][1]), ok_keys);
