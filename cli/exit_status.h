@@ -3,6 +3,8 @@
 // anything at all) still ends with a message and a status, never std::terminate.
 //   2  bad input: a scenario or option that breaks a rule (ConfigError, UsageError)
 //   3  a run that cannot be carried out, out of memory, or an unexpected exception
+// Commands add their own below 2: `run` 1 when a strategy failed, `compare` 1 when a figure
+// regressed past its threshold (cli/compare_command.h).
 #ifndef STRATASIM_CLI_EXIT_STATUS_H_
 #define STRATASIM_CLI_EXIT_STATUS_H_
 

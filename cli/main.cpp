@@ -1,20 +1,22 @@
 // stratasim: which parallel-training strategy is fastest on this cluster, for this model.
 //
 //   stratasim run SCENARIO.yaml [--out DIR] [--strategy NAME]... [--write-graphs] [--no-traces]
-//                 [--calibration FILE] [-j N]
+//                 [--trace-gpus LIST] [--trace-format json|json.gz] [--calibration FILE] [-j N]
 //   stratasim replay SCENARIO.yaml GRAPH.json [--out DIR]
 //   stratasim collective SCENARIO.yaml [--op all_reduce] [-b 8] [-e 128M] [-f 2] [...]
 //   stratasim validate SCENARIO.yaml [--backend host|cuda] [--out DIR] [...]
 //   stratasim calibrate [--backend host|cuda] [--out FILE] [...]
 //   stratasim compress-check SCENARIO.yaml [--methods LIST] [--trials N] [--npy FILE] [...]
 //   stratasim sweep SCENARIO.yaml --grid GRID.yaml [--out DIR] [-j N] [--shard I/N]
+//   stratasim compare A B [--threshold PCT] [--metric NAME]... [--json FILE]
 //   stratasim version
 //
 // Exit status: 0 success; 1 a strategy could not be planned or simulated, or a compressor of
 // compress-check could not run (the others' results are written); 2 bad input (scenario, options,
 // command line, a run too large to fit); 3 an output could not be written, or memory ran out (the
 // message names the phase); 128 + N killed by signal N (SIGINT, SIGTERM, SIGHUP), after removing
-// temporaries and simulation children.
+// temporaries and simulation children. compare: 1 when a figure regressed past --threshold
+// (cli/compare_command.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include "cli/calibrate_command.h"
 #include "cli/collective_sweep.h"
 #include "cli/command_line.h"
+#include "cli/compare_command.h"
 #include "cli/compress_check_command.h"
 #include "cli/exit_status.h"
 #include "cli/phase.h"
@@ -38,6 +41,7 @@
 #include "cli/search_command.h"
 #include "cli/strategies_command.h"
 #include "cli/sweep_command.h"
+#include "cli/trace_options.h"
 #include "cli/validate_command.h"
 #include "core/calibration.h"
 #include "core/cleanup.h"
@@ -86,6 +90,8 @@ const char* kUsage =
     "  sweep SCENARIO --grid GRID\n"
     "                     simulate the scenario at every point of a grid of its fields, in a\n"
     "                     pool of processes (or MPI ranks), resuming where a killed sweep stopped\n"
+    "  compare A B        two results folders side by side: what changed in the scenario,\n"
+    "                     how far each figure moved; exit status 1 past --threshold\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  report OUTDIR      write OUTDIR/report.html: one self-contained page of charts of a run's\n"
     "                     (or validate's) outputs\n"
@@ -131,7 +137,8 @@ std::string OutDir(const po::variables_map& vm, const std::string& fallback) {
   return out;
 }
 
-int Finish(const std::string& out, const RunResults& results, bool traces = true) {
+int Finish(const std::string& out, const RunResults& results, bool traces = true,
+           bool gzip = false) {
   std::cout << FormatComparisonTable(results);
   const std::string moe = FormatMoeTable(results);
   if (!moe.empty()) std::cout << "\n" << moe;
@@ -142,7 +149,8 @@ int Finish(const std::string& out, const RunResults& results, bool traces = true
   const std::string solver = FormatSolverTable(results);
   if (!solver.empty()) std::cout << "\n" << solver;
   std::cout << "outputs: " << out << "/results.json, results.csv, links.json"
-            << (traces ? ", <strategy>.trace.json" : "") << "\n";
+            << (traces ? (gzip ? ", <strategy>.trace.json.gz" : ", <strategy>.trace.json") : "")
+            << "\n";
   for (const StrategyResult& r : results.strategies) {
     if (!r.ok) return 1;
   }
@@ -181,6 +189,10 @@ int Run(const std::vector<std::string>& args) {
       "write-graphs", po::bool_switch(), "also write each plan's task graph as <name>.graph.json")(
       "no-traces", po::bool_switch(), "do not write the Chrome traces (<name>.trace.json)")(
       "html", po::bool_switch(), "also write report.html, the charts of `stratasim report`")(
+      "trace-gpus", po::value<std::string>(),
+      "write only these GPUs' events in the traces, e.g. 0-7,64 (default: all)")(
+      "trace-format", po::value<std::string>()->default_value("json"),
+      "json, or json.gz: gzip'd <name>.trace.json.gz, which Perfetto opens")(
       "calibration", po::value<std::string>(),
       "calibration file (written by validate mode); overrides the scenario's")(
       "jobs,j", po::value<int>()->default_value(DefaultJobs()),
@@ -214,13 +226,17 @@ int Run(const std::vector<std::string>& args) {
   options.jobs = jobs;
   options.whole = vm["write-graphs"].as<bool>();  // a graph file needs the whole graph
   options.trace_dir = traces ? out : "";
+  if (vm.count("trace-gpus")) {
+    options.trace.gpus = ParseTraceGpus(vm["trace-gpus"].as<std::string>(), s.cluster.NumGpus());
+  }
+  options.trace.gzip = ParseTraceGzip(vm["trace-format"].as<std::string>());
   std::vector<StrategyRun> runs = RunStrategies(s, only, options);
   SetPhase("writing the outputs");
   RunResults results = DescribeRun(s, kVersion);
   for (const StrategyRun& r : runs) results.strategies.push_back(r.result);
   SetMoeSpeedups(results.strategies);
-  WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>(), traces);
-  const int status = Finish(out, results, traces);
+  WriteOutputs(out, results, runs, vm["write-graphs"].as<bool>(), traces, options.trace);
+  const int status = Finish(out, results, traces, options.trace.gzip);
   if (vm["html"].as<bool>()) WriteRunReport(out);
   return status;
 }
@@ -430,6 +446,7 @@ int Main(int argc, char** argv) {
     if (command == "search") return SearchCommand(args, kVersion, DefaultJobs());
     if (command == "sweep") return SweepCommand(args, kVersion);
     if (command == "report") return ReportCommand(args);
+    if (command == "compare") return CompareCommand(args, std::cout);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

@@ -19,6 +19,7 @@
 #include "report/atomic_file.h"
 #include "report/chrome_trace.h"
 #include "report/links_json.h"
+#include "report/gzip_stream.h"
 #include "report/moe_summary.h"
 #include "report/results_json.h"
 #include "sim/executor.h"
@@ -367,12 +368,12 @@ std::vector<StrategyRun> RunStrategies(const Scenario& s, const std::vector<std:
       try {
         if (p.streamed) {
           if (!options.trace_dir.empty()) {
-            runs[i].trace_file = std::make_shared<AtomicFile>(options.trace_dir + "/" +
-                                                              p.spec->name + ".trace.json");
+            runs[i].trace_file = std::make_shared<AtomicFile>(
+                options.trace_dir + "/" + ChromeTraceFileName(p.spec->name, options.trace));
           }
           running.push_back(StartStreamedRun(
               streamed_scenario, *p.spec, p.plan->samples_per_iteration, p.plan->tokens_per_sample,
-              p.plan->rank_stage, runs[i].trace_file.get()));
+              p.plan->rank_stage, runs[i].trace_file.get(), options.trace));
         } else {
           // The strategy's cluster: `stragglers: off` drops the stragglers (ScenarioFor).
           running.push_back(
@@ -443,7 +444,8 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version) {
 }
 
 void WriteOutputs(const std::string& dir, const RunResults& results,
-                  const std::vector<StrategyRun>& runs, bool write_graphs, bool write_traces) {
+                  const std::vector<StrategyRun>& runs, bool write_graphs, bool write_traces,
+                  const ChromeTraceFileOptions& trace_options) {
   CreateDirectories(dir);
   cleanup::RemoveStaleTempFiles(dir);  // what a run killed by SIGKILL left here
   for (const StrategyRun& run : runs) {
@@ -451,8 +453,9 @@ void WriteOutputs(const std::string& dir, const RunResults& results,
     if (write_traces && run.trace_file) {
       run.trace_file->Commit();
     } else if (write_traces && !run.streamed) {
-      WriteFileAtomically(dir + "/" + run.result.name + ".trace.json",
-                          ChromeTraceJson(run.graph, run.trace));
+      const std::string json = ChromeTraceJson(run.graph, run.trace, trace_options.gpus);
+      WriteFileAtomically(dir + "/" + ChromeTraceFileName(run.result.name, trace_options),
+                          trace_options.gzip ? GzipCompress(json) : json);
     }
     if (write_graphs) {
       WriteFileAtomically(dir + "/" + run.result.name + ".graph.json", TaskGraphToJson(run.graph));

@@ -10,6 +10,7 @@
 #include "core/task_graph.h"
 #include "core/trace.h"
 #include "report/atomic_file.h"
+#include "report/chrome_trace.h"
 #include "report/results.h"
 
 namespace stratasim {
@@ -34,6 +35,8 @@ struct RunOptions {
   // run of more than kStreamedIterationsHeld iterations whose planner adds them in order is
   // planned while it is simulated, and only a few iterations are ever held.
   bool whole = false;
+  // The Chrome traces' GPUs and compression (--trace-gpus, --trace-format).
+  ChromeTraceFileOptions trace;
 };
 
 // Options that keep every plan's graph and trace (tests that read them).
@@ -91,8 +94,8 @@ RunResults DescribeRun(const Scenario& s, const std::string& tool_version);
 // Without `write_traces` the Chrome traces are left out (a 100-iteration MoE run writes ~75 MB
 // each).
 void WriteOutputs(const std::string& dir, const RunResults& results,
-                  const std::vector<StrategyRun>& runs, bool write_graphs,
-                  bool write_traces = true);
+                  const std::vector<StrategyRun>& runs, bool write_graphs, bool write_traces = true,
+                  const ChromeTraceFileOptions& trace_options = {});
 
 }  // namespace stratasim
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "report/chrome_trace.h"
+#include "report/gzip_stream.h"
 #include "report/moe_summary.h"
 #include "sim/trace_wire.h"
 #include "strategies/iteration_feed.h"
@@ -113,6 +114,8 @@ void PutResult(sim::WireOut& out, const StrategyResult& r) {
                      s.replicas, s.transfer_bytes}) {
       out.Pod(v);
     }
+    out.Pod(static_cast<std::uint64_t>(s.gpu_tokens_per_iteration.size()));
+    for (const std::vector<double>& row : s.gpu_tokens_per_iteration) PutDoubles(out, row);
   }
   out.Pod(static_cast<char>(r.gnn ? 1 : 0));
   if (r.gnn) {
@@ -159,6 +162,8 @@ StrategyResult GetResult(sim::WireIn& in) {
                       &s.peak_memory_bytes, &s.dropped_tokens, &s.replicas, &s.transfer_bytes}) {
       *v = in.Pod<double>(what);
     }
+    s.gpu_tokens_per_iteration.resize(in.Count(what));
+    for (std::vector<double>& row : s.gpu_tokens_per_iteration) row = GetDoubles(in, what);
     r.moe = s;
   }
   if (in.Pod<char>(what)) {
@@ -176,7 +181,7 @@ StrategyResult GetResult(sim::WireIn& in) {
 // The run's link usage goes to `links`.
 StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double samples,
                            double tokens, const std::vector<int>& rank_stage, int trace_fd,
-                           LinkUsage* links) {
+                           const ChromeTraceFileOptions& trace_options, LinkUsage* links) {
   IterationFeed feed(s, spec);
   FeedSource source(feed);
   const int n = source.graph().num_ranks();
@@ -186,14 +191,21 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   TraceMeter meter(n, std::move(in), kMoeTrackedCategories, source.graph().fold());
   std::optional<ChromeTraceWriter> writer;
   int write_errno = 0;
+  const auto write_fd = [trace_fd, &write_errno](const std::string& text) {
+    if (WriteFd(trace_fd, text)) return true;
+    write_errno = errno;
+    return false;
+  };
+  // --trace-format json.gz: the writer's pieces go through zlib on their way to the file.
+  std::optional<GzipWriter> gzip;
   if (trace_fd >= 0) {
-    writer.emplace(
-        [trace_fd, &write_errno](const std::string& text) {
-          if (WriteFd(trace_fd, text)) return true;
-          write_errno = errno;
-          return false;
-        },
-        n);
+    if (trace_options.gzip) {
+      gzip.emplace(write_fd);
+      writer.emplace([&gzip](const std::string& text) { return gzip->Write(text); }, n,
+                     trace_options.gpus);
+    } else {
+      writer.emplace(write_fd, n, trace_options.gpus);
+    }
   }
   sim::RetireSink sink;
   sink.task = [&](const Task& t, const TraceRecord& r, const std::string&) {
@@ -223,7 +235,9 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
   if (plan.moe) r.moe = SummarizeMoe(measured, n, s.training.measured_iterations, *plan.moe);
   r.gnn = plan.gnn;
   r.peak_memory_per_stage_bytes = PeakMemoryPerStage(plan.rank_stage, r.metrics.peak_memory_bytes);
-  if (writer && !writer->Finish(plan.graph.streams(), trace.executor, trace.makespan_s)) {
+  if (writer &&
+      !(writer->Finish(plan.graph.streams(), trace.executor, trace.makespan_s, &trace.link_usage) &&
+        (!gzip || gzip->Finish()))) {
     throw Error(std::string("cannot write the Chrome trace: ") + std::strerror(write_errno));
   }
   return r;
@@ -233,12 +247,13 @@ StrategyResult RunStreamed(const Scenario& s, const StrategySpec& spec, double s
 
 sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& spec,
                                         double samples_per_iteration, double tokens_per_sample,
-                                        const std::vector<int>& rank_stage, AtomicFile* trace) {
+                                        const std::vector<int>& rank_stage, AtomicFile* trace,
+                                        const ChromeTraceFileOptions& trace_options) {
   const int trace_fd = trace ? trace->fd() : -1;
   return sim::StartChild([&](const sim::WireWrite& write) {
     LinkUsage links;
     const StrategyResult r = RunStreamed(s, spec, samples_per_iteration, tokens_per_sample,
-                                         rank_stage, trace_fd, &links);
+                                         rank_stage, trace_fd, trace_options, &links);
     // The reply is made whole before it is sent: an error midway sends the error alone.
     std::string reply;
     const sim::WireWrite append = [&reply](const void* p, size_t n) {

@@ -9,6 +9,7 @@
 
 #include "core/scenario.h"
 #include "report/atomic_file.h"
+#include "report/chrome_trace.h"
 #include "report/results.h"
 #include "sim/executor.h"
 
@@ -18,10 +19,11 @@ namespace stratasim {
 // `tokens_per_sample` are the plan's (from a plan of a few iterations), and so is
 // `rank_stage` (Plan::rank_stage: the stages the TraceMeter measures as tasks retire, before
 // the child's plan is whole); `trace`, when not null, is the file the child writes the Chrome
-// trace into (its caller commits it).
+// trace into (its caller commits it), with `trace_options`' GPUs and compression.
 sim::SimulationProcess StartStreamedRun(const Scenario& s, const StrategySpec& spec,
                                         double samples_per_iteration, double tokens_per_sample,
-                                        const std::vector<int>& rank_stage, AtomicFile* trace);
+                                        const std::vector<int>& rank_stage, AtomicFile* trace,
+                                        const ChromeTraceFileOptions& trace_options = {});
 
 // Waits for the child and returns its result (metrics, notes, MoE summary, counts), without
 // name, kind and GPU count, and when `links` is given the run's link usage there. Throws

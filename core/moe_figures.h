@@ -4,7 +4,14 @@
 #ifndef STRATASIM_CORE_MOE_FIGURES_H_
 #define STRATASIM_CORE_MOE_FIGURES_H_
 
+#include <vector>
+
 namespace stratasim {
+
+// At most this many GPUs get a per-GPU load series (MoeFigures::gpu_tokens_per_iteration):
+// it costs measured iterations x GPUs numbers in results.json (100 x 1,024 is ~2 MB of text).
+// Larger runs keep only the summary figures (load_std_*).
+inline constexpr int kMaxMoeLoadSeriesGpus = 1024;
 
 struct MoeFigures {
   int top_k = 0;                    // the gate's k
@@ -15,6 +22,11 @@ struct MoeFigures {
   double dropped_tokens = 0;  // per iteration: tokens over the gate's capacity
   double replicas = 0;        // per iteration: expert copies, over all layers
   double transfer_bytes = 0;  // per iteration: replica parameters and gradients moved
+  // Per measured iteration, per GPU: the tokens the GPU computes under the strategy's
+  // placement (the "after" load of load_std_after), mean over the MoE layers. Each row sums to
+  // the tokens routed through a layer (tokens × top_k, less dropped ones). Empty above
+  // kMaxMoeLoadSeriesGpus GPUs.
+  std::vector<std::vector<double>> gpu_tokens_per_iteration;
   // The strategy is plain expert parallelism, the baseline the others' speed-up is measured
   // over (report/moe_table.h): DeepSpeed-MoE's planner sets it.
   bool baseline = false;

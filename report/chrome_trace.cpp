@@ -111,11 +111,59 @@ void CheckRecord(const TaskGraph& g, const TraceRecord& rec) {
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::function<bool(const std::string&)> write, int num_ranks)
+std::string ChromeTraceFileName(const std::string& strategy, const ChromeTraceFileOptions& o) {
+  return strategy + (o.gzip ? ".trace.json.gz" : ".trace.json");
+}
+
+std::vector<std::string> LinkCounterEvents(const LinkUsage& usage, int pid) {
+  std::vector<std::string> out;
+  if (usage.edges_s.size() < 2 || usage.links.empty()) return out;
+  for (const LinkSeries& link : usage.links) {
+    const std::string name = link.label.empty() ? link.name : link.label;
+    const char* key = link.bandwidth_Bps > 0 ? "utilisation_pct" : "GBps";
+    auto event = [&](double at_s, double value) {
+      Json e;
+      e["name"] = name;
+      e["ph"] = "C";
+      e["pid"] = pid;
+      e["ts"] = Microseconds(Nanoseconds(at_s));
+      e["args"] = Json{{key, value}};
+      return Dump(e);
+    };
+    for (size_t i = 0; i + 1 < usage.edges_s.size() && i < link.bytes_per_interval.size(); ++i) {
+      const double span_s = usage.edges_s[i + 1] - usage.edges_s[i];
+      const double rate_Bps = span_s > 0 ? link.bytes_per_interval[i] / span_s : 0;
+      out.push_back(event(usage.edges_s[i], link.bandwidth_Bps > 0
+                                                ? rate_Bps / link.bandwidth_Bps * 100
+                                                : rate_Bps / 1e9));
+    }
+    out.push_back(event(usage.edges_s.back(), 0));
+  }
+  Json args{{"name", "Links"}};
+  out.push_back(Dump(Metadata("process_name", pid, 0, args)));
+  // Above the GPUs: the links say why the GPUs below wait.
+  out.push_back(Dump(Metadata("process_sort_index", pid, 0, Json{{"sort_index", -1}})));
+  return out;
+}
+
+ChromeTraceWriter::ChromeTraceWriter(std::function<bool(const std::string&)> write, int num_ranks,
+                                     const std::vector<int>& gpus)
     : write_(std::move(write)),
       num_ranks_(num_ranks),
       allocated_(static_cast<size_t>(num_ranks), 0) {
+  if (!gpus.empty()) {
+    keep_.assign(static_cast<size_t>(num_ranks), false);
+    // The command line checks the list against the cluster; a plan of fewer ranks than the
+    // cluster has GPUs simply has none of the others to write.
+    for (int r : gpus) {
+      if (r >= 0 && r < num_ranks) keep_[static_cast<size_t>(r)] = true;
+    }
+  }
   buffer_ = "{\"traceEvents\":[";
+}
+
+bool ChromeTraceWriter::Kept(int rank) const {
+  return keep_.empty() || keep_[static_cast<size_t>(rank)];
 }
 
 void ChromeTraceWriter::Put(const std::string& event) {
@@ -129,6 +177,7 @@ void ChromeTraceWriter::Put(const std::string& event) {
 }
 
 void ChromeTraceWriter::Add(const Task& task, const TraceRecord& rec, const Collective* c) {
+  if (!Kept(rec.rank)) return;
   if (task.kind != TaskKind::kMemory) {
     rank_streams_.insert({rec.rank, rec.stream});
     Put(Dump(CompleteEvent(task, rec, c)));
@@ -140,10 +189,14 @@ void ChromeTraceWriter::Add(const Task& task, const TraceRecord& rec, const Coll
 }
 
 bool ChromeTraceWriter::Finish(const std::vector<std::string>& streams, const std::string& executor,
-                               double makespan_s) {
+                               double makespan_s, const LinkUsage* links) {
+  if (links != nullptr) {
+    for (const std::string& e : LinkCounterEvents(*links, num_ranks_)) Put(e);
+  }
   // Only the streams that ran a task on a rank get a thread there, so that a rank does not
   // show empty rows for streams other ranks use.
   for (int rank = 0; rank < num_ranks_; ++rank) {
+    if (!Kept(rank)) continue;
     Put(Dump(Metadata("process_name", rank, 0, Json{{"name", "GPU " + std::to_string(rank)}})));
     // Without a sort index viewers order processes by name, which puts "GPU 10" before "GPU 2".
     Put(Dump(Metadata("process_sort_index", rank, 0, Json{{"sort_index", rank}})));
@@ -163,7 +216,8 @@ bool ChromeTraceWriter::Finish(const std::vector<std::string>& streams, const st
   return ok_;
 }
 
-std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t) {
+std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t,
+                            const std::vector<int>& gpus) {
   // Sorting pointers to records keeps the trace itself untouched and the order independent
   // of the order in which an executor happened to record tasks.
   std::vector<const TraceRecord*> records;
@@ -185,13 +239,13 @@ std::string ChromeTraceJson(const TaskGraph& g, const ExecutionTrace& t) {
         out += text;
         return true;
       },
-      g.num_ranks());
+      g.num_ranks(), gpus);
   for (const TraceRecord* r : records) {
     const Task& task = g.task(r->task);
     writer.Add(task, *r,
                task.kind == TaskKind::kCollective ? &g.collective(task.collective) : nullptr);
   }
-  writer.Finish(g.streams(), t.executor, t.makespan_s);
+  writer.Finish(g.streams(), t.executor, t.makespan_s, &t.link_usage);
   return out;
 }
 

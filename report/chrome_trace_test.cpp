@@ -268,3 +268,98 @@ TEST(ChromeTraceTest, EmptyGraph) {
 
 }  // namespace
 }  // namespace stratasim
+
+namespace stratasim {
+namespace {
+
+// A hand-filled usage (the simulator fills it, core/link_usage.h): two intervals of 10 ms, a
+// 100 GB/s link carrying 0.5 GB then nothing, and a link of unknown bandwidth.
+LinkUsage TwoLinks() {
+  LinkUsage u;
+  u.edges_s = {0, 0.01, 0.02};
+  LinkSeries nic;
+  nic.name = "s0_nic0_UP";
+  nic.label = "server 0 NIC 0 -> fabric";
+  nic.bandwidth_Bps = 100e9;
+  nic.bytes_per_interval = {0.5e9, 0};
+  nic.bytes = 0.5e9;
+  LinkSeries other;
+  other.name = "x";
+  other.bytes_per_interval = {1e7, 2e7};
+  other.bytes = 3e7;
+  u.links = {nic, other};
+  u.links_used = 2;
+  u.bytes_total = nic.bytes + other.bytes;
+  return u;
+}
+
+TEST(ChromeTraceTest, LinkUsageBecomesCounterTracksOfALinksProcess) {
+  Example e = Timed();
+  e.t.link_usage = TwoLinks();
+  const json trace = json::parse(ChromeTraceJson(e.g, e.t));
+  std::vector<std::tuple<std::string, double, double>> counters;
+  for (const json& c : EventsWithPh(trace, "C")) {
+    if (c["pid"] != 2) continue;  // the GPUs' memory counters
+    const std::string key = c["args"].begin().key();
+    counters.emplace_back(c["name"].get<std::string>() + " " + key, c["ts"].get<double>(),
+                          c["args"][key].get<double>());
+  }
+  const std::vector<std::tuple<std::string, double, double>> want = {
+      {"server 0 NIC 0 -> fabric utilisation_pct", 0, 50},  // 0.5 GB in 10 ms of 100 GB/s
+      {"server 0 NIC 0 -> fabric utilisation_pct", 10000, 0},
+      {"server 0 NIC 0 -> fabric utilisation_pct", 20000, 0},
+      {"x GBps", 0, 1},  // 10 MB in 10 ms
+      {"x GBps", 10000, 2},
+      {"x GBps", 20000, 0}};
+  ASSERT_EQ(counters.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(std::get<0>(counters[i]), std::get<0>(want[i])) << i;
+    EXPECT_DOUBLE_EQ(std::get<1>(counters[i]), std::get<1>(want[i])) << i;
+    EXPECT_NEAR(std::get<2>(counters[i]), std::get<2>(want[i]), 1e-9) << i;
+  }
+  bool named = false;
+  for (const json& m : EventsWithPh(trace, "M")) {
+    if (m["pid"] == 2 && m["name"] == "process_name") named = m["args"]["name"] == "Links";
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(ChromeTraceTest, WriterTakesLinkUsageInFinish) {
+  std::string text;
+  ChromeTraceWriter w(
+      [&text](const std::string& s) {
+        text += s;
+        return true;
+      },
+      2);
+  const LinkUsage u = TwoLinks();
+  ASSERT_TRUE(w.Finish({"compute"}, "simgrid", 0.02, &u));
+  const json trace = json::parse(text);
+  EXPECT_EQ(EventsWithPh(trace, "C").size(), 6u);
+  // Without usage (nothing recorded), no Links process.
+  Example e = Timed();
+  EXPECT_EQ(ChromeTraceJson(e.g, e.t).find("Links"), std::string::npos);
+}
+
+TEST(ChromeTraceTest, GpusSelectsRanksAndShrinksTheTrace) {
+  const Example e = Timed();
+  const std::string all = ChromeTraceJson(e.g, e.t);
+  const std::string one = ChromeTraceJson(e.g, e.t, {1});
+  EXPECT_LT(one.size(), all.size() * 3 / 5);
+  const json trace = json::parse(one);
+  int events = 0;
+  for (const json& ev : trace["traceEvents"]) {
+    EXPECT_EQ(ev["pid"], 1) << ev.dump();
+    ++events;
+  }
+  // Rank 1: gemm, all-reduce, recv; two memory counters; process name and sort index, two
+  // threads' names and sort indices.
+  EXPECT_EQ(events, 3 + 2 + 2 + 4);
+  EXPECT_EQ(ChromeTraceJson(e.g, e.t, {0, 1}), all);
+  // A rank the plan does not have selects nothing: no GPU event at all.
+  const json none = json::parse(ChromeTraceJson(e.g, e.t, {2}));
+  EXPECT_TRUE(none["traceEvents"].empty()) << none.dump();
+}
+
+}  // namespace
+}  // namespace stratasim

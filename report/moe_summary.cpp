@@ -68,6 +68,7 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.dropped_tokens = figures.dropped_tokens;
   m.replicas = figures.replicas;
   m.transfer_bytes = figures.transfer_bytes;
+  m.gpu_tokens_per_iteration = figures.gpu_tokens_per_iteration;
   return m;
 }
 
@@ -107,6 +108,11 @@ std::string MoeSummaryJson(const MoeSummary& m) {
   j["dropped_tokens"] = m.dropped_tokens;
   j["replicas"] = m.replicas;
   j["transfer_bytes"] = m.transfer_bytes;
+  // Null when not recorded (more than kMaxMoeLoadSeriesGpus GPUs): an empty list would read
+  // as "no iterations".
+  j["gpu_tokens_per_iteration"] = m.gpu_tokens_per_iteration.empty()
+                                      ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(m.gpu_tokens_per_iteration);
   return j.dump();
 }
 

@@ -60,6 +60,7 @@ TEST(MoeSummaryTest, DistributionExposureAndFigures) {
   figures.load_std_before = 30;
   figures.load_std_after = 10;
   figures.replicas = 1.5;
+  figures.gpu_tokens_per_iteration = {{400, 200}, {350, 250}};
   Metrics m;
   m.peak_memory_bytes = {5, 7};
   const MoeSummary s = SummarizeMoe(f.g, f.t, 1, 2, figures, m);
@@ -82,6 +83,10 @@ TEST(MoeSummaryTest, DistributionExposureAndFigures) {
   const std::string json = MoeSummaryJson(s);
   EXPECT_NE(json.find("\"load_balance_ratio\":3.0"), std::string::npos) << json;
   EXPECT_NE(json.find("\"speedup\":null"), std::string::npos) << json;
+  EXPECT_EQ(s.gpu_tokens_per_iteration, figures.gpu_tokens_per_iteration);
+  EXPECT_NE(json.find("\"gpu_tokens_per_iteration\":[[400.0,200.0],[350.0,250.0]]"),
+            std::string::npos)
+      << json;
 }
 
 TEST(MoeSummaryTest, RatioWhenNothingWasUnbalanced) {
@@ -96,6 +101,8 @@ TEST(MoeSummaryTest, RatioWhenNothingWasUnbalanced) {
   const MoeSummary perfect = SummarizeMoe(f.g, f.t, 0, 1, figures, m);
   EXPECT_TRUE(std::isinf(perfect.load_balance_ratio));
   EXPECT_NE(MoeSummaryJson(perfect).find("\"load_balance_ratio\":null"), std::string::npos);
+  // Not recorded (more than kMaxMoeLoadSeriesGpus GPUs): null, not an empty list.
+  EXPECT_NE(MoeSummaryJson(perfect).find("\"gpu_tokens_per_iteration\":null"), std::string::npos);
 }
 
 TEST(MoeSummaryTest, BadTraces) {

@@ -637,6 +637,17 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
   }
   const double measured = st.iterations - st.warmup;
   MoeFigures& f = plan.moe.emplace();
+  if (st.ranks <= kMaxMoeLoadSeriesGpus) {
+    for (int t = st.warmup; t < st.iterations; ++t) {
+      std::vector<double> load(static_cast<size_t>(st.ranks), 0);
+      for (const LayerDecision& d : decisions[t]) {
+        for (size_t r = 0; r < load.size() && r < d.load_after.size(); ++r) {
+          load[r] += d.load_after[r] / static_cast<double>(decisions[t].size());
+        }
+      }
+      f.gpu_tokens_per_iteration.push_back(std::move(load));
+    }
+  }
   f.top_k = st.top_k;
   f.tokens_per_iteration = st.tokens_per_rank * st.ranks;
   f.load_std_before = cells > 0 ? before / cells : 0;

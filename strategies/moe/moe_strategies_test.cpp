@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -128,6 +129,31 @@ TEST(MoeStrategiesTest, SkewedRoutingIsBalanced) {
     EXPECT_FALSE(Kind(p, CollectiveKind::kBroadcast).empty()) << kind;
     EXPECT_FALSE(Kind(p, CollectiveKind::kReduce).empty()) << kind;
   }
+}
+
+// The per-GPU load series (docs/moe.md): one row per measured iteration, one entry per GPU, each
+// row summing to the tokens routed through a layer (nothing dropped: tokens x top_k).
+TEST(MoeStrategiesTest, GpuTokensPerIterationSumToTheRoutedTokens) {
+  Scenario s = TinyMoe();
+  s.model.top_k = 2;
+  for (const char* kind : {"deepspeed-moe", "fastermoe", "prophet", "pro-prophet"}) {
+    const StrategySpec spec = SpecOf("x", kind, {{"skew", "2"}});
+    const Plan p = PlanStrategy(s, spec);
+    ASSERT_TRUE(p.moe) << kind;
+    const auto& rows = p.moe->gpu_tokens_per_iteration;
+    ASSERT_EQ(rows.size(), 2u) << kind;  // measured iterations
+    for (const std::vector<double>& row : rows) {
+      ASSERT_EQ(row.size(), 8u) << kind;
+      double sum = 0;
+      for (double v : row) sum += v;
+      EXPECT_NEAR(sum, p.moe->tokens_per_iteration * 2, 1e-6 * sum) << kind;
+    }
+    EXPECT_EQ(PlanStrategy(s, spec).moe->gpu_tokens_per_iteration, rows) << kind;
+  }
+  // Skewed routing loads the GPUs unevenly under plain expert parallelism.
+  const auto& ds = PlanStrategy(s, SpecOf("x", "deepspeed-moe", {{"skew", "2"}}))
+                       .moe->gpu_tokens_per_iteration[0];
+  EXPECT_GT(*std::max_element(ds.begin(), ds.end()), *std::min_element(ds.begin(), ds.end()));
 }
 
 TEST(MoeStrategiesTest, SameSeedSameGraph) {
