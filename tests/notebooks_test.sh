@@ -10,12 +10,14 @@
 # 4. Each executed notebook drew its plots (PNG outputs of the inline backend, which renders
 #    with Agg: no display is needed), and 03 drew the link plot whenever links.json exists.
 #
+# Set NOTEBOOKS_TEST_ARTIFACTS=DIR to keep the executed notebooks (with their plots) in DIR.
+#
 # Without jupyter-nbconvert, ipykernel, pandas or matplotlib the test fails when CI is set, and is
 # skipped (exit 77) otherwise.
 set -euo pipefail
 bin=$1
 src=$2
-scenario=$src/scenarios/gpt-3d.yaml
+scenario=$src/notebooks/example.yaml
 
 # The kernel is Python 3 from the same installation as jupyter (Debian: /usr/bin/python3); the
 # python3 first on PATH may be another one (pyenv, a venv) without these modules.
@@ -79,6 +81,7 @@ echo "stratasim sweep scaling.grid.yaml: $((SECONDS - start)) s"
 # backend and the plots would not reach the notebook: unset it.
 start=$SECONDS
 env -u MPLBACKEND STRATASIM_RESULTS="$tmp/run" STRATASIM_SWEEP="$tmp/sweep" \
+  STRATASIM_STRATEGY=3d-t2p4d2 \
   PYDEVD_DISABLE_FILE_VALIDATION=1 \
   "$jupyter" --to notebook --execute --ExecutePreprocessor.timeout=300 \
   --output-dir "$tmp/executed" "${notebooks[@]}" >"$tmp/nbconvert.log" 2>&1 ||
@@ -113,4 +116,9 @@ for stem, want in expected.items():
 if failed:
     sys.exit("FAIL: " + "; ".join(failed))
 EOF
+if [ -n "${NOTEBOOKS_TEST_ARTIFACTS:-}" ]; then
+  mkdir -p "$NOTEBOOKS_TEST_ARTIFACTS"
+  cp "$tmp"/executed/*.ipynb "$NOTEBOOKS_TEST_ARTIFACTS"/
+  echo "executed notebooks in $NOTEBOOKS_TEST_ARTIFACTS"
+fi
 echo "PASS: the notebooks ran on this stratasim's outputs (links.json: $links)"
