@@ -3,11 +3,11 @@
 #
 #   tests/notebooks_test.sh STRATASIM SOURCE_DIR
 #
-# 1. The committed notebooks are valid nbformat 4 with their outputs cleared (small diffs).
-# 2. `stratasim run` of a bundled scenario and `stratasim sweep` of notebooks/scaling.grid.yaml
+# 1. `stratasim run` of a bundled scenario and `stratasim sweep` of notebooks/scaling.grid.yaml
 #    write the inputs into a temporary folder.
-# 3. `jupyter nbconvert --execute` runs every notebook on them; any error fails the test.
-# 4. Each executed notebook drew its plots (PNG outputs of the inline backend, which renders
+# 2. `jupyter nbconvert --execute` runs every notebook on them; any error fails the test.
+# 3. The committed notebooks are valid nbformat 4 with their outputs cleared (small diffs), and
+#    each executed notebook drew its plots (PNG outputs of the inline backend, which renders
 #    with Agg: no display is needed), and 03 drew the link plot whenever links.json exists.
 #
 # Set NOTEBOOKS_TEST_ARTIFACTS=DIR to keep the executed notebooks (with their plots) in DIR.
@@ -30,9 +30,14 @@ else
   case "$py" in */env\ *) py=${py##* } ;; esac
   [ -n "$py" ] || py=python3
 fi
-for module in nbformat nbconvert ipykernel pandas matplotlib numpy; do
-  "$py" -c "import $module" >/dev/null 2>&1 || missing+=("python3-$module")
-done
+# One interpreter for all the imports: each start costs seconds on a loaded machine.
+# shellcheck disable=SC2207
+missing+=($("$py" -c '
+import importlib.util
+for m in ["nbformat", "nbconvert", "ipykernel", "pandas", "matplotlib", "numpy"]:
+    if importlib.util.find_spec(m) is None:
+        print("python3-" + m)
+' 2>/dev/null || echo python3))
 if [ ${#missing[@]} -gt 0 ]; then
   msg="needs ${missing[*]} for $py (Debian: apt-get install jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib; scripts/build.sh installs them)"
   if [ -n "${CI:-}" ]; then
@@ -48,25 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
 notebooks=("$src"/notebooks/*.ipynb)
 [ ${#notebooks[@]} -ge 3 ] || { echo "FAIL: expected 3 notebooks, found ${#notebooks[@]}"; exit 1; }
 
-# 1. Committed form.
-"$py" - "${notebooks[@]}" <<'EOF'
-import sys
-import nbformat
-bad = []
-for path in sys.argv[1:]:
-    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
-    if nb.nbformat != 4:
-        bad.append(f"{path}: nbformat {nb.nbformat}, not 4")
-    nbformat.validate(nb)
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
-            bad.append(f"{path}: cell {i} has outputs: clear them before committing")
-if bad:
-    sys.exit("FAIL: " + "\n".join(bad))
-print(f"{len(sys.argv) - 1} notebooks are valid nbformat 4 with cleared outputs")
-EOF
-
-# 2. Inputs.
+# 1. Inputs.
 start=$SECONDS
 "$bin" run "$scenario" --out "$tmp/run" >"$tmp/run.log" 2>&1 ||
   { echo "FAIL: stratasim run"; cat "$tmp/run.log"; exit 1; }
@@ -77,7 +64,7 @@ start=$SECONDS
   { echo "FAIL: stratasim sweep"; cat "$tmp/sweep.log"; exit 1; }
 echo "stratasim sweep scaling.grid.yaml: $((SECONDS - start)) s"
 
-# 3. Execute. A MPLBACKEND from the caller's environment (Agg, TkAgg) would replace the inline
+# 2. Execute. A MPLBACKEND from the caller's environment (Agg, TkAgg) would replace the inline
 # backend and the plots would not reach the notebook: unset it.
 start=$SECONDS
 env -u MPLBACKEND STRATASIM_RESULTS="$tmp/run" STRATASIM_SWEEP="$tmp/sweep" \
@@ -88,18 +75,29 @@ env -u MPLBACKEND STRATASIM_RESULTS="$tmp/run" STRATASIM_SWEEP="$tmp/sweep" \
   { echo "FAIL: a notebook raised"; cat "$tmp/nbconvert.log"; exit 1; }
 echo "jupyter nbconvert --execute, ${#notebooks[@]} notebooks: $((SECONDS - start)) s"
 
-# 4. What they drew.
+# 3. The committed notebooks, and what the executed ones drew, in one Python (importing
+# nbformat takes seconds on a loaded machine).
 links=no
 [ -f "$tmp/run/links.json" ] && links=yes
-"$py" - "$tmp/executed" "$links" <<'EOF'
+"$py" - "$tmp/executed" "$links" "${notebooks[@]}" <<'EOF'
 import pathlib
 import sys
 import nbformat
-folder, links = pathlib.Path(sys.argv[1]), sys.argv[2] == "yes"
-# Figures each notebook draws: 01 iteration time and breakdown; 02 throughput and MFU (one
-# figure); 03 busy heat map and per-rank communication, and the link plot with links.json.
-expected = {"01-compare-strategies": 2, "02-scaling": 1, "03-trace-metric": 3 if links else 2}
+folder, links, committed = pathlib.Path(sys.argv[1]), sys.argv[2] == "yes", sys.argv[3:]
 failed = []
+for path in committed:
+    nb = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    if nb.nbformat != 4:
+        failed.append(f"{path}: nbformat {nb.nbformat}, not 4")
+    nbformat.validate(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
+            failed.append(f"{path}: cell {i} has outputs: clear them before committing")
+print(f"{len(committed)} committed notebooks checked: nbformat 4, outputs cleared")
+# Figures each notebook draws: 01 iteration time and breakdown; 02 throughput, efficiency and
+# MFU (one figure); 03 busy heat map and per-rank communication, and the link plot with
+# links.json.
+expected = {"01-compare-strategies": 2, "02-scaling": 1, "03-trace-metric": 3 if links else 2}
 for stem, want in expected.items():
     nb = nbformat.read(folder / f"{stem}.ipynb", as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
@@ -114,7 +112,7 @@ for stem, want in expected.items():
         if not links and "No links.json" not in text:
             failed.append(f"{stem}: no links.json, and no note saying so")
 if failed:
-    sys.exit("FAIL: " + "; ".join(failed))
+    sys.exit("FAIL: " + "\n".join(failed))
 EOF
 if [ -n "${NOTEBOOKS_TEST_ARTIFACTS:-}" ]; then
   mkdir -p "$NOTEBOOKS_TEST_ARTIFACTS"
