@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli/calibrate_command.h"
+#include "cli/chakra_export_command.h"
 #include "cli/collective_sweep.h"
 #include "cli/command_line.h"
 #include "cli/compress_check_command.h"
@@ -85,6 +86,9 @@ const char* kUsage =
     "  sweep SCENARIO --grid GRID\n"
     "                     simulate the scenario at every point of a grid of its fields, in a\n"
     "                     pool of processes (or MPI ranks), resuming where a killed sweep stopped\n"
+    "  chakra-export SCENARIO --strategy NAME --out DIR\n"
+    "                     write a strategy's plan as Chakra execution traces, one file per\n"
+    "                     rank (docs/chakra.md)\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  version            print the version\n"
     "\n"
@@ -420,6 +424,7 @@ int Main(int argc, char** argv) {
     if (command == "strategies") return StrategiesCommand(args, std::cout);
     if (command == "search") return SearchCommand(args, kVersion, DefaultJobs());
     if (command == "sweep") return SweepCommand(args, kVersion);
+    if (command == "chakra-export") return ChakraExportCommand(args, std::cout);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;
