@@ -56,12 +56,8 @@ void AddCollective(const TaskGraph& g, const Task& t, const std::map<std::vector
   SetInt64(a, "comm_size", Whole(c.bytes));
   if (!IsWhole(c.bytes)) AddAttr(a, attr::kBytes)->set_double_val(c.bytes);
   SetString(a, "pg_name", std::to_string(groups.at(c.ranks)));
-  SetString(a, attr::kDType, ToString(t.dtype));
   SetString(a, attr::kCommDType, ToString(c.dtype));
-  if (c.kind == CollectiveKind::kBroadcast || c.kind == CollectiveKind::kReduce ||
-      c.kind == CollectiveKind::kGather || c.kind == CollectiveKind::kScatter) {
-    SetInt32(a, attr::kRoot, c.root);
-  }
+  SetInt32(a, attr::kRoot, c.root);
   if (c.algorithm != "auto") SetString(a, attr::kAlgorithm, c.algorithm);
   if (c.kind == CollectiveKind::kAllToAllV) {
     auto* list = AddAttr(a, attr::kMatrix)->mutable_double_list();
@@ -92,12 +88,12 @@ Node ToNode(const TaskGraph& g, const Task& t, TaskId stream_before,
   SetString(a, attr::kPhase, ToString(t.phase));
   if (!t.category.empty()) SetString(a, attr::kCategory, t.category.str());
   AddAttr(a, "is_cpu_op")->set_bool_val(t.on_host);
+  SetString(a, attr::kDType, ToString(t.dtype));
   switch (t.kind) {
     case TaskKind::kCompute:
       n.set_type(ChakraProtoMsg::COMP_NODE);
       SetSizes(a, t, "tensor_size", true);
       SetString(a, attr::kOp, ToString(t.op));
-      SetString(a, attr::kDType, ToString(t.dtype));
       if (t.gemm.m != 0 || t.gemm.n != 0 || t.gemm.k != 0 || t.gemm.batch != 1) {
         auto* list = AddAttr(a, attr::kGemm)->mutable_double_list();
         for (double v : {t.gemm.m, t.gemm.n, t.gemm.k, t.gemm.batch}) list->add_values(v);
@@ -115,7 +111,6 @@ Node ToNode(const TaskGraph& g, const Task& t, TaskId stream_before,
       SetInt32(a, "comm_dst", send ? t.peer : t.rank);
       SetInt32(a, "comm_tag", t.tag);
       SetSizes(a, t, "comm_size", false);
-      SetString(a, attr::kDType, ToString(t.dtype));
       break;
     }
     case TaskKind::kCopy:

@@ -389,7 +389,10 @@ class Importer {
     return *it;
   }
 
-  void AddUnit(Unit u) {
+  void AddUnit(std::vector<NodeRef> members, std::vector<int> group) {
+    Unit u;
+    u.members = std::move(members);
+    u.group = std::move(group);
     for (const NodeRef& m : u.members) {
       u.key = std::min(u.key, std::make_pair(NodeOf(m).id(), m.rank));
       unit_of_[static_cast<size_t>(m.rank)][static_cast<size_t>(m.index)] =
@@ -442,7 +445,7 @@ class Importer {
           auto& slot = transfers[{src, dst, tag}];
           (send ? slot.first : slot.second).push_back(n);
         } else if (role != Role::kSkip) {
-          AddUnit(Unit{{n}, {}, {}});
+          AddUnit({n}, {});
         }
       }
     }
@@ -464,8 +467,7 @@ class Importer {
         }
       }
       for (size_t k = 0; k < count; ++k) {
-        Unit u;
-        u.group = members;
+        std::vector<NodeRef> unit;
         const NodeRef lead = per_rank[static_cast<size_t>(members.front())][k];
         for (int m : members) {
           const NodeRef n = per_rank[static_cast<size_t>(m)][k];
@@ -477,9 +479,9 @@ class Importer {
                                    " in process group " + name);
             }
           }
-          u.members.push_back(n);
+          unit.push_back(n);
         }
-        AddUnit(std::move(u));
+        AddUnit(std::move(unit), members);
       }
     }
     for (auto& [key, ends] : transfers) {
@@ -502,7 +504,7 @@ class Importer {
                                       std::to_string(NodeOf(sends[k]).id()) + " of " +
                                       FileOf(sends[k]) + ")");
         }
-        AddUnit(Unit{{sends[k], recvs[k]}, {}, {}});
+        AddUnit({sends[k], recvs[k]}, {});
       }
     }
   }
@@ -758,7 +760,11 @@ class Importer {
           c.dtype = *dt;
         }
       }
-      c.root = static_cast<int>(Int(first, attr::kRoot).value_or(u.group.front()));
+      // A rooted collective without a root: its group's first rank.
+      const bool rooted = c.kind == CollectiveKind::kBroadcast ||
+                          c.kind == CollectiveKind::kReduce || c.kind == CollectiveKind::kGather ||
+                          c.kind == CollectiveKind::kScatter;
+      c.root = static_cast<int>(Int(first, attr::kRoot).value_or(rooted ? u.group.front() : 0));
       c.algorithm = String(first, attr::kAlgorithm).value_or("auto");
       int index = 0;
       try {
