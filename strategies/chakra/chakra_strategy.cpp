@@ -29,7 +29,7 @@ Plan PlanChakra(const Scenario& s, const StrategySpec& spec) {
   opt.Finish();
   if (path.empty()) throw opt.Fail("traces", "must name the traces' prefix");
   if (path.is_relative() && !s.file.empty()) {
-    path = std::filesystem::path(s.file).parent_path() / path;
+    path = (std::filesystem::path(s.file).parent_path() / path).lexically_normal();
   }
   if (!std::filesystem::is_directory(path) &&
       !std::filesystem::exists(chakra::RankFile(path.string(), 0))) {
