@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cli/calibrate_command.h"
+#include "cli/chakra_export_command.h"
 #include "cli/collective_sweep.h"
 #include "cli/command_line.h"
 #include "cli/compare_command.h"
@@ -92,6 +93,9 @@ const char* kUsage =
     "                     pool of processes (or MPI ranks), resuming where a killed sweep stopped\n"
     "  compare A B        two results folders side by side: what changed in the scenario,\n"
     "                     how far each figure moved; exit status 1 past --threshold\n"
+    "  chakra-export SCENARIO --strategy NAME --out DIR\n"
+    "                     write a strategy's plan as Chakra execution traces, one file per\n"
+    "                     rank (docs/chakra.md)\n"
     "  strategies [KIND]  list the strategy kinds, or one kind's options\n"
     "  report OUTDIR      write OUTDIR/report.html: one self-contained page of charts of a run's\n"
     "                     (or validate's) outputs\n"
@@ -447,6 +451,7 @@ int Main(int argc, char** argv) {
     if (command == "sweep") return SweepCommand(args, kVersion);
     if (command == "report") return ReportCommand(args);
     if (command == "compare") return CompareCommand(args, std::cout);
+    if (command == "chakra-export") return ChakraExportCommand(args, std::cout);
     if (command == "version" || command == "--version") {
       std::cout << "stratasim " << kVersion << "\n";
       return 0;

@@ -56,6 +56,13 @@ constexpr double kMaxSimulatedSeconds = 1e9;
 // and model are a few thousand.
 constexpr long long kMaxSearchCandidates = 10000000;
 
+// Chakra execution traces (chakra/import.h, docs/chakra.md): one rank's file is read whole, like a
+// task graph file; all ranks' nodes together (times the iterations a one-iteration trace is
+// repeated for) become tasks of about 150 bytes each, so 10 million is a graph of about 1.5 GB,
+// several times the largest plan a scenario makes.
+constexpr size_t kChakraFileBytes = size_t{1} << 30;
+constexpr long long kChakraNodes = 10000000;
+
 // Any echoed value is cut to this many bytes in a message.
 constexpr size_t kEchoBytes = 80;
 

@@ -1,6 +1,7 @@
 #include "strategies/plan.h"
 
 #include "strategies/async/async.h"
+#include "strategies/chakra/chakra_strategy.h"
 #include "strategies/comm/compressed_ddp.h"
 #include "strategies/data/ddp.h"
 #include "strategies/gnn/gnn_training.h"
@@ -140,6 +141,10 @@ const Entry kPlanners[] = {
      "sampled GraphSAGE with BRGraph's (CCPE'22) batch reuse: the last batch's (or two "
      "batches') features kept on the GPU, hits gathered on the GPU, misses copied",
      "{levels: 2}"},
+    {"chakra", PlanChakra, ChakraOptions,
+     "the workload of Chakra execution traces (ASTRA-sim's format, docs/chakra.md) on the "
+     "scenario's cluster",
+     "{traces: chakra/testdata/astra-sim-all_reduce-4npus_1MB/all_reduce}"},
 };
 
 }  // namespace
