@@ -179,6 +179,31 @@ TEST_F(HtmlReportTest, TruncatedTimelineKeepsTheEarliestBars) {
   EXPECT_DOUBLE_EQ(x.end_s, 160e-6);  // GPU 1's bar at 110 us is kept, the 150 us one is not
 }
 
+// Back-to-back kernels of one stream become one bar rather than using up the bars: ten 10 us
+// kernels 0.001 us apart (under a 2,000th of the 100 us window) are one bar; the one after a
+// 5 us gap stays apart.
+TEST_F(HtmlReportTest, BackToBackTasksOfAStreamAreOneBar) {
+  std::string trace = R"({"traceEvents":[)";
+  for (int i = 0; i < 10; ++i) {
+    trace += R"({"name":"k)" + std::to_string(i) +
+             R"(","cat":"compute","ph":"X","pid":0,"tid":0,"ts":)" + std::to_string(i * 10.001) +
+             R"(,"dur":10.0,"args":{"iteration":0,"phase":"forward"}},)" + "\n";
+  }
+  trace +=
+      R"({"name":"last","cat":"compute","ph":"X","pid":0,"tid":0,"ts":105.0,"dur":10.0,"args":{"iteration":0,"phase":"forward"}}],)";
+  trace +=
+      "\n"
+      R"("displayTimeUnit":"ms"})"
+      "\n";
+  Write("many.trace.json", trace);
+  const TraceExcerpt x = ReadTraceExcerpt(dir_ + "/many.trace.json", {0}, 5);
+  EXPECT_FALSE(x.truncated);
+  ASSERT_EQ(x.bars.size(), 2u);
+  EXPECT_EQ(x.bars[0].name, "k0 and 9 more");
+  EXPECT_NEAR(x.bars[0].end_s, 100.009e-6, 1e-12);
+  EXPECT_EQ(x.bars[1].name, "last");
+}
+
 TEST_F(HtmlReportTest, MissingOptionalInputsSaySoAndHow) {
   fs::remove(dir_ + "/links.json");
   fs::remove(dir_ + "/ddp.trace.json");

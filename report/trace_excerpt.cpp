@@ -137,7 +137,30 @@ TraceExcerpt ReadTraceExcerpt(const std::string& path, const std::vector<int>& g
     start = std::min(start, b.ts_us);
     end = std::max(end, b.end_us);
   }
-  // The earliest bars when there are too many, so the excerpt is a contiguous window.
+  // Neighbouring tasks of one kind on one stream, less than a pixel apart on a page 2,000
+  // pixels wide, are drawn as one bar: a data-parallel iteration runs thousands of per-layer
+  // kernels back to back, which would otherwise fill max_bars before the iteration's end.
+  if (kept.size() > max_bars) {
+    const double gap_us = (end - start) / 2000;
+    std::vector<RawBar> merged;
+    size_t run = 0;  // tasks in merged.back()
+    for (RawBar& b : kept) {
+      if (!merged.empty()) {
+        RawBar& m = merged.back();
+        if (m.gpu == b.gpu && m.tid == b.tid && m.kind == b.kind && b.ts_us - m.end_us < gap_us) {
+          m.end_us = std::max(m.end_us, b.end_us);
+          ++run;
+          continue;
+        }
+        if (run > 1) m.name += " and " + std::to_string(run - 1) + " more";
+      }
+      merged.push_back(std::move(b));
+      run = 1;
+    }
+    if (run > 1) merged.back().name += " and " + std::to_string(run - 1) + " more";
+    kept.swap(merged);
+  }
+  // The earliest bars when there are still too many, so the excerpt is a contiguous window.
   if (kept.size() > max_bars) {
     std::vector<double> starts;
     for (const RawBar& b : kept) starts.push_back(b.ts_us);

@@ -83,7 +83,11 @@ check() {
   fi
 }
 
-check gpt-3d "scenarios/gpt-3d.yaml" table chart-breakdown chart-memory chart-timeline
+# Three of gpt-3d's eight strategies (one per family) keep the test short; the README's
+# screenshot (STRATASIM_UPDATE_DOCS=1) shows all eight.
+gpt3d="scenarios/gpt-3d.yaml --strategy zero3 --strategy pp4-1f1b --strategy 3d-t2p4d4"
+[ -n "${STRATASIM_UPDATE_DOCS:-}" ] && gpt3d="scenarios/gpt-3d.yaml"
+check gpt-3d "$gpt3d" table chart-breakdown chart-memory chart-timeline
 open_page --window-size=1200,3600 --screenshot="$artifacts/gpt-3d.report.png" \
   "file://$work/gpt-3d/report.html" >/dev/null || fail "chromium --screenshot"
 [ -s "$artifacts/gpt-3d.report.png" ] || fail "no screenshot written"
