@@ -151,8 +151,8 @@ TEST(MoeStrategiesTest, GpuTokensPerIterationSumToTheRoutedTokens) {
     EXPECT_EQ(PlanStrategy(s, spec).moe->gpu_tokens_per_iteration, rows) << kind;
   }
   // Skewed routing loads the GPUs unevenly under plain expert parallelism.
-  const auto& ds = PlanStrategy(s, SpecOf("x", "deepspeed-moe", {{"skew", "2"}}))
-                       .moe->gpu_tokens_per_iteration[0];
+  const Plan plain = PlanStrategy(s, SpecOf("x", "deepspeed-moe", {{"skew", "2"}}));
+  const std::vector<double>& ds = plain.moe->gpu_tokens_per_iteration[0];
   EXPECT_GT(*std::max_element(ds.begin(), ds.end()), *std::min_element(ds.begin(), ds.end()));
 }
 
