@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/link_usage.h"
@@ -50,10 +51,17 @@ class LinkProbe {
   long long snapshots() const { return snapshots_; }
 
  private:
-  std::uint32_t HostIndex(const simgrid::s4u::Host* h);
+  std::uint32_t HostIndex(simgrid::s4u::Host* h);
   int RouteOf(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
   void Snapshot(double now);
   void AddToRoute(int route, double bytes, double now);
+  // Bytes per route not yet on its links, and the routes holding some.
+  struct Pending {
+    std::vector<double> bytes;
+    std::vector<int> routes;
+  };
+  void Pend(int route, double bytes, bool late);
+  void Flush(Pending& p, double now);
 
   struct Flow {
     const void* impl = nullptr;  // the Comm's ActivityImpl: its network action names it
@@ -64,9 +72,12 @@ class LinkProbe {
   std::vector<Flow> flows_;
   std::vector<int> free_;                         // slots of flows_ to reuse
   std::unordered_map<const void*, int> by_impl_;  // running Comms' slots
-  std::unordered_map<const simgrid::s4u::Host*, std::uint32_t> host_index_;
-  std::unordered_map<std::uint64_t, int> route_of_;  // by source and destination host index
-  std::vector<std::vector<int>> routes_;             // link indices of the recorder
+  std::uint32_t hosts_ = 0;                       // hosts numbered so far (HostIndex)
+  // Per source host's number: (destination's number, route), sorted.
+  std::vector<std::vector<std::pair<std::uint32_t, int>>> routes_from_;
+  std::vector<std::vector<int>> routes_;  // link indices of the recorder
+  Pending open_;                          // moved since the last close
+  Pending late_;  // ended at the instant of the last close, reported after it
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
   LinkRecorder recorder_;
   simgrid::kernel::resource::Model* model_ = nullptr;  // the network model

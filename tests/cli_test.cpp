@@ -49,6 +49,16 @@ TEST(Cli, QuickstartWritesAllOutputsAndPrintsTheTable) {
   const double ran_s = ran["strategies"][0]["iteration_time_s"].get<double>();
   EXPECT_GT(ran_s, 0);
   EXPECT_EQ(replayed["strategies"][0]["iteration_time_s"].get<double>(), ran_s);
+  // links.json beside results.json, for the run and the replay alike: the same simulation
+  // loads the same links.
+  const nlohmann::json ran_links = nlohmann::json::parse(Slurp(out / "links.json"));
+  const nlohmann::json replayed_links = nlohmann::json::parse(Slurp(out / "replay" / "links.json"));
+  EXPECT_EQ(ran_links["format"], "stratasim-links");
+  ASSERT_EQ(ran_links["strategies"].size(), ran["strategies"].size());
+  EXPECT_EQ(ran_links["strategies"][0]["name"], "ddp-overlap-25MiB");
+  EXPECT_FALSE(ran_links["strategies"][0]["usage"]["links"].empty());
+  EXPECT_EQ(replayed_links["strategies"][0]["usage"], ran_links["strategies"][0]["usage"]);
+  EXPECT_NE(r.output.find("links.json"), std::string::npos) << r.output;
   fs::remove_all(out);
 }
 
@@ -71,6 +81,7 @@ TEST(Cli, SameScenarioTwiceGivesByteIdenticalResults) {
   EXPECT_FALSE(ja.empty());
   EXPECT_EQ(ja, Slurp(b / "results.json"));
   EXPECT_EQ(Slurp(a / "results.csv"), Slurp(b / "results.csv"));
+  EXPECT_EQ(Slurp(a / "links.json"), Slurp(b / "links.json"));
   EXPECT_EQ(Slurp(a / "ddp-no-overlap.trace.json"), Slurp(b / "ddp-no-overlap.trace.json"));
   fs::remove_all(a);
   fs::remove_all(b);
