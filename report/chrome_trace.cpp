@@ -130,14 +130,19 @@ std::vector<std::string> LinkCounterEvents(const LinkUsage& usage, int pid) {
       e["args"] = Json{{key, value}};
       return Dump(e);
     };
+    // A counter holds its value until the next sample: an interval at the rate of the one
+    // before (idle stretches, mostly) adds nothing but bytes to the file.
+    double last = -1;
     for (size_t i = 0; i + 1 < usage.edges_s.size() && i < link.bytes_per_interval.size(); ++i) {
       const double span_s = usage.edges_s[i + 1] - usage.edges_s[i];
       const double rate_Bps = span_s > 0 ? link.bytes_per_interval[i] / span_s : 0;
-      out.push_back(event(usage.edges_s[i], link.bandwidth_Bps > 0
-                                                ? rate_Bps / link.bandwidth_Bps * 100
-                                                : rate_Bps / 1e9));
+      const double value =
+          link.bandwidth_Bps > 0 ? rate_Bps / link.bandwidth_Bps * 100 : rate_Bps / 1e9;
+      if (value == last) continue;
+      out.push_back(event(usage.edges_s[i], value));
+      last = value;
     }
-    out.push_back(event(usage.edges_s.back(), 0));
+    if (last != 0) out.push_back(event(usage.edges_s.back(), 0));
   }
   Json args{{"name", "Links"}};
   out.push_back(Dump(Metadata("process_name", pid, 0, args)));
