@@ -71,8 +71,18 @@ LinkUsage LinkUsageFromJson(const std::string& text) {
   }
   LinkUsage u;
   u.edges_s = Numbers(j, "edges_s", "usage");
+  // The recorder never writes more (link_usage.h): a larger file is not one of ours, and the
+  // report would size its charts by it.
+  if (u.edges_s.size() > static_cast<size_t>(kMaxLinkIntervals) + 1) {
+    throw Error("link usage: usage.edges_s: " + std::to_string(u.edges_s.size()) +
+                " bounds, at most " + std::to_string(kMaxLinkIntervals + 1));
+  }
   const Json& links = Member(j, "links", "usage");
   if (!links.is_array()) throw Error("link usage: usage.links: not an array");
+  if (links.size() > static_cast<size_t>(kMaxLinkSeries)) {
+    throw Error("link usage: usage.links: " + std::to_string(links.size()) + " links, at most " +
+                std::to_string(kMaxLinkSeries));
+  }
   for (size_t i = 0; i < links.size(); ++i) {
     const std::string where = "links[" + std::to_string(i) + "]";
     LinkSeries l;

@@ -71,6 +71,19 @@ TEST(LinksJson, RefusesOtherFilesWithTheirReason) {
   EXPECT_EQ(error("{\"format\": \"stratasim-links\", \"version\": 1, "
                   "\"strategies\": [{\"name\": \"a\", \"usage\": {\"edges_s\": []}}]}"),
             "links.json: strategies[0] (a): link usage: usage: missing key \"links\"");
+  // Bounded as the recorder writes them (core/link_usage.h).
+  std::string edges = "0";
+  for (int i = 1; i <= kMaxLinkIntervals + 1; ++i) edges += "," + std::to_string(i);
+  EXPECT_EQ(error("{\"format\": \"stratasim-links\", \"version\": 1, \"strategies\": "
+                  "[{\"name\": \"a\", \"usage\": {\"edges_s\": [" +
+                  edges + "]}}]}"),
+            "links.json: strategies[0] (a): link usage: usage.edges_s: 514 bounds, at most 513");
+  std::string links;
+  for (int i = 0; i <= kMaxLinkSeries; ++i) links += std::string(i ? "," : "") + "{}";
+  EXPECT_EQ(error("{\"format\": \"stratasim-links\", \"version\": 1, \"strategies\": "
+                  "[{\"name\": \"a\", \"usage\": {\"edges_s\": [], \"links\": [" +
+                  links + "]}}]}"),
+            "links.json: strategies[0] (a): link usage: usage.links: 33 links, at most 32");
 }
 
 }  // namespace
