@@ -41,6 +41,7 @@
 #include "core/error.h"
 #include "core/task_graph.h"
 #include "core/trace.h"
+#include "validate/process_group.h"
 
 namespace stratasim::validate {
 
@@ -57,6 +58,14 @@ struct RunOptions {
   // the backend's own limit (host: the memory_bytes its Describe() reports per rank; cuda: what
   // cudaMalloc allows).
   double memory_limit_bytes_per_rank = 0;
+  // A multi-process run (validate/process_group.h): when set, this process runs only the
+  // plan's rank processes->rank() (all its streams), talks to the other ranks through it, and
+  // returns a trace whose records of other ranks are unmeasured (start_s = end_s = -1). The
+  // trace's times are seconds since a start instant common to all processes (the processes'
+  // clocks are aligned first, validate/clock_sync.h), so that rank 0 can merge the traces.
+  // peers_joined_s is this process's own join time; the merge sets the members' latest.
+  // nullptr: one process runs every rank.
+  ProcessGroup* processes = nullptr;
 };
 
 // Repetition policy of one micro-benchmark: `warmup` untimed runs, then `repetitions` timed
