@@ -107,6 +107,35 @@ CollectiveCalibration CollectiveEntry(const Reader& r, const Field& f) {
   return c;
 }
 
+// One of `names`, else a located error listing them.
+std::string OneOf(const Reader& r, const Field& f, const std::vector<std::string>& names,
+                  const std::string& what) {
+  const std::string v = r.String(f);
+  for (const std::string& n : names) {
+    if (v == n) return v;
+  }
+  r.Fail(f, "unknown " + what + " (known: " + yaml::Join(names) + ")");
+}
+
+FabricCalibration FabricEntry(const Reader& r, const Field& f) {
+  Map m(r, f, {"class", "protocol", "gpu", "latency", "bandwidth"});
+  FabricCalibration e;
+  e.link_class = OneOf(
+      r, m.Require("class"),
+      std::vector<std::string>(std::begin(kFabricClasses), std::end(kFabricClasses)), "link class");
+  e.protocol =
+      OneOf(r, m.Require("protocol"),
+            std::vector<std::string>(std::begin(kFabricProtocols), std::end(kFabricProtocols)),
+            "protocol");
+  if (auto gpu = m.Get("gpu")) {
+    e.gpu = r.String(*gpu);
+    if (e.gpu.empty()) r.Fail(*gpu, "must not be empty (leave gpu out for any GPU kind)");
+  }
+  e.latency_s = r.Seconds(m.Require("latency"));
+  e.bandwidth_Bps = r.Bandwidth(m.Require("bandwidth"));
+  return e;
+}
+
 }  // namespace
 
 std::optional<double> GpuCalibration::ComputeEfficiency(OpKind kind, double flops) const {
@@ -141,10 +170,22 @@ const CollectiveCalibration* Calibration::FindCollective(CollectiveKind kind, in
   return any;
 }
 
+const FabricCalibration* Calibration::FindFabric(const std::string& link_class,
+                                                 const std::string& protocol,
+                                                 const std::string& gpu) const {
+  const FabricCalibration* any = nullptr;
+  for (const FabricCalibration& f : fabric) {
+    if (f.link_class != link_class || f.protocol != protocol) continue;
+    if (f.gpu == gpu) return &f;
+    if (f.gpu.empty() && any == nullptr) any = &f;
+  }
+  return any;
+}
+
 Calibration LoadCalibrationText(const std::string& text, const std::string& file_label) {
   const Reader r(file_label);
   const Field root = yaml::ParseDocument(text, file_label);
-  Map m(r, root, {"format", "version", "source", "gpus", "collectives", "links"});
+  Map m(r, root, {"format", "version", "source", "gpus", "collectives", "links", "fabric"});
   const Field format = m.Require("format");
   if (r.String(format) != "stratasim-calibration") {
     r.Fail(format, "must be \"stratasim-calibration\"");
@@ -176,8 +217,58 @@ Calibration LoadCalibrationText(const std::string& text, const std::string& file
       if (auto e = lm.Get(kind)) c.link_efficiency[*ParseLinkKind(kind)] = r.Efficiency(*e);
     }
   }
+  if (auto fabric = m.Get("fabric")) {
+    for (const Field& item : r.List(*fabric, false)) {
+      FabricCalibration entry = FabricEntry(r, item);
+      for (const FabricCalibration& seen : c.fabric) {
+        if (seen.link_class == entry.link_class && seen.protocol == entry.protocol &&
+            seen.gpu == entry.gpu) {
+          r.FailAt(item.value, item.path, "duplicate entry for this class, protocol and gpu");
+        }
+      }
+      c.fabric.push_back(entry);
+    }
+  }
   return c;
 }
+
+namespace {
+
+// The `fabric:` entries for servers of g's GPU kind: the `simple` entry's bandwidth on the
+// links a class's traffic crosses (LL and LL128 run below line rate by their own documented
+// caps, sim/collectives/protocol.h), every protocol's per-hop latency. Links whose scenario
+// gives an efficiency keep it, as with `links:`.
+void ApplyFabric(const Calibration* calibration, ServerGroup* g) {
+  g->measured_intra_step_s.clear();
+  g->measured_inter_step_s.clear();
+  if (calibration == nullptr) return;
+  auto set_rate = [](double bandwidth_Bps, LinkSpec* link) {
+    if (link->efficiency_given) return;
+    link->bandwidth_Bps = bandwidth_Bps;
+    if (link->line_Bps > 0) link->efficiency = bandwidth_Bps / link->line_Bps;
+  };
+  if (const FabricCalibration* intra = calibration->FindFabric("intra", "simple", g->gpu)) {
+    // The hop between two GPUs of the server: an NVSwitch port, a direct NVLink, or the
+    // GPU's PCIe link (uplinks and socket links keep their figures: a measurement between
+    // two processes does not say which of them it crossed).
+    if (g->nvswitch) set_rate(intra->bandwidth_Bps, &g->nvswitch->link);
+    if (g->nvlink) set_rate(intra->bandwidth_Bps, &g->nvlink->link);
+    if (g->pcie) set_rate(intra->bandwidth_Bps, &g->pcie->link);
+  }
+  if (const FabricCalibration* inter = calibration->FindFabric("inter", "simple", g->gpu)) {
+    set_rate(inter->bandwidth_Bps, &g->nics.link);
+  }
+  for (const char* protocol : kFabricProtocols) {
+    if (const FabricCalibration* e = calibration->FindFabric("intra", protocol, g->gpu)) {
+      g->measured_intra_step_s[protocol] = e->latency_s;
+    }
+    if (const FabricCalibration* e = calibration->FindFabric("inter", protocol, g->gpu)) {
+      g->measured_inter_step_s[protocol] = e->latency_s;
+    }
+  }
+}
+
+}  // namespace
 
 void ApplyLinkCalibration(const Calibration* calibration, ClusterSpec* cluster) {
   for (ServerGroup& g : cluster->groups) {
@@ -198,6 +289,7 @@ void ApplyLinkCalibration(const Calibration* calibration, ClusterSpec* cluster) 
       apply(LinkKind::kSocket, &g.pcie->socket_link);
     }
     apply(LinkKind::kNic, &g.nics.link);
+    ApplyFabric(calibration, &g);
   }
 }
 

@@ -31,6 +31,14 @@
 //                                       # kind (nvswitch nvlink pcie socket nic), in [0.01, 1];
 //                                       # replaces the default (core/link_efficiency.h) on every
 //                                       # link whose scenario gives no efficiency of its own
+//   fabric:                             # optional: written by `calibrate --fabric`
+//     - {class: intra, protocol: simple, latency: "3us", bandwidth: "20GB/s"}
+//     - {class: inter, protocol: simple, latency: "9us", bandwidth: "11GB/s", gpu: H100-SXM5}
+//                                       # class: intra (GPU to GPU inside a server: NVSwitch
+//                                       # port, NVLink, PCIe) or inter (NIC); protocol: simple,
+//                                       # ll, ll128; latency: per algorithm step over such a hop,
+//                                       # software included; bandwidth: achievable per direction;
+//                                       # gpu optional: servers of that GPU kind only
 //
 // Every rule is checked; a bad file raises ConfigError with its file, line, key and rule, as
 // the scenario loader does.
@@ -92,12 +100,29 @@ struct CollectiveCalibration {
   double Seconds(double bytes) const { return latency_s + bytes / bandwidth_Bps; }
 };
 
+// One link class's fitted figures (validate/fabric_fit.h). The simulator gives every link of
+// the class the bandwidth (the `simple` entry's: LL and LL128 keep their documented per-channel
+// caps) and pays `latency_s` per algorithm step over such a hop with this protocol, in place of
+// the route latency plus NCCL's documented step and base latencies (sim/collectives/protocol.h).
+struct FabricCalibration {
+  std::string link_class;  // "intra" or "inter"
+  std::string protocol;    // "simple", "ll" or "ll128"
+  std::string gpu;         // empty: servers of any GPU kind
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+
+// The names the `fabric:` entries accept.
+inline constexpr const char* kFabricClasses[] = {"intra", "inter"};
+inline constexpr const char* kFabricProtocols[] = {"simple", "ll", "ll128"};
+
 struct Calibration {
   std::string file;    // where it was read from
   std::string source;  // free text: how it was measured
   std::vector<GpuCalibration> gpus;
   std::vector<CollectiveCalibration> collectives;
   std::map<LinkKind, double> link_efficiency;  // measured; absent kinds keep their default
+  std::vector<FabricCalibration> fabric;       // measured by `calibrate --fabric`
 
   // nullptr when the file does not list the GPU kind.
   const GpuCalibration* FindGpu(const std::string& gpu) const;
@@ -105,12 +130,18 @@ struct Calibration {
   // one for any GPU); nullptr when there is none.
   const CollectiveCalibration* FindCollective(CollectiveKind kind, int group_size,
                                               const std::string& gpu) const;
+  // The fabric entry for this class and protocol on servers of `gpu` (a GPU-specific entry
+  // wins over one for any GPU); nullptr when there is none.
+  const FabricCalibration* FindFabric(const std::string& link_class, const std::string& protocol,
+                                      const std::string& gpu) const;
 };
 
 struct ClusterSpec;
 // Sets the achievable rate of every scenario link that gives no efficiency of its own: the
-// calibration's figure for its kind, else the default (core/link_efficiency.h). Applying a
-// second calibration replaces the first's figures.
+// calibration's figure for its kind, else the default (core/link_efficiency.h); then, for
+// servers the calibration's `fabric:` entries cover, the measured bandwidth on their
+// GPU-to-GPU links (intra) and NICs (inter), and the measured per-hop latencies by protocol
+// (ServerGroup::measured_*_step_s). Applying a second calibration replaces the first's figures.
 void ApplyLinkCalibration(const Calibration* calibration, ClusterSpec* cluster);
 
 // Throws ConfigError (file, line, column, key, value, rule) on any bad input.

@@ -83,7 +83,7 @@ TEST(Calibration, ErrorsNameLineKeyAndRule) {
   ExpectError(Replace(kGood, "version: 1", "version: 2"), 2, "version",
               "must be an integer in [1, 1]");
   ExpectError(Replace(kGood, "source:", "sorce:"), 3, "sorce",
-              "unknown key (known: format, version, source, gpus, collectives, links)");
+              "unknown key (known: format, version, source, gpus, collectives, links, fabric)");
   ExpectError(
       Replace(kGood, "      gemm:", "      gem:"), 9, "gpus[0].compute.gem",
       "unknown key (known: gemm, attention, fused_attention, elementwise, optimizer, other)");
@@ -183,6 +183,81 @@ TEST(Calibration, LinkEfficienciesReplaceTheDefaultsOfUnsetLinks) {
               "must be a number in [0.01, 1] (a fraction of the peak)");
   ExpectError(std::string(kGood) + "links: {nvlnk: 0.5}\n", 17, "links.nvlnk",
               "unknown key (known: nvswitch, nvlink, pcie, socket, nic)");
+}
+
+// Line numbers below refer to this text.
+const char kFabric[] = R"(format: stratasim-calibration
+version: 1
+fabric:
+  - {class: intra, protocol: simple, latency: "3us", bandwidth: "20GB/s"}
+  - {class: intra, protocol: ll, latency: "1us", bandwidth: "5GB/s"}
+  - {class: inter, protocol: simple, latency: "9us", bandwidth: "11GB/s"}
+  - {class: inter, protocol: simple, gpu: H100-SXM5, latency: "7us", bandwidth: "22GB/s"}
+)";
+
+TEST(Calibration, ReadsFabricEntries) {
+  const Calibration c = LoadCalibrationText(kFabric, "c.yaml");
+  ASSERT_EQ(c.fabric.size(), 4u);
+  const FabricCalibration* intra = c.FindFabric("intra", "simple", "A100-SXM4-80GB");
+  ASSERT_NE(intra, nullptr);
+  EXPECT_DOUBLE_EQ(intra->latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(intra->bandwidth_Bps, 20e9);
+  // A GPU-specific entry wins over one for any GPU; others get the generic one.
+  EXPECT_DOUBLE_EQ(c.FindFabric("inter", "simple", "H100-SXM5")->bandwidth_Bps, 22e9);
+  EXPECT_DOUBLE_EQ(c.FindFabric("inter", "simple", "A100-SXM4-80GB")->bandwidth_Bps, 11e9);
+  EXPECT_EQ(c.FindFabric("inter", "ll128", "H100-SXM5"), nullptr);
+  EXPECT_TRUE(LoadCalibrationText(kGood, "c.yaml").fabric.empty());
+}
+
+TEST(Calibration, FabricErrorsNameLineKeyAndRule) {
+  ExpectError(Replace(kFabric, "class: intra, protocol: ll,", "class: intro, protocol: ll,"), 5,
+              "fabric[1].class", "unknown link class (known: intra, inter)");
+  ExpectError(Replace(kFabric, "protocol: ll,", "protocol: ll64,"), 5, "fabric[1].protocol",
+              "unknown protocol (known: simple, ll, ll128)");
+  ExpectError(Replace(kFabric, "latency: \"1us\"", "latency: \"-1us\""), 5, "fabric[1].latency",
+              "not a duration: must not be negative");
+  ExpectError(Replace(kFabric, "\"5GB/s\"", "\"0GB/s\""), 5, "fabric[1].bandwidth",
+              "must be greater than 0");
+  ExpectError(Replace(kFabric, ", bandwidth: \"5GB/s\"", ""), 5, "fabric[1].bandwidth",
+              "required field missing");
+  ExpectError(Replace(kFabric, "class: intra, protocol: ll,", "class: intra, proto: ll,"), 5,
+              "fabric[1].proto", "unknown key (known: class, protocol, gpu, latency, bandwidth)");
+  ExpectError(Replace(kFabric, "gpu: H100-SXM5", "gpu: \"\""), 7, "fabric[3].gpu",
+              "must not be empty (leave gpu out for any GPU kind)");
+  ExpectError(Replace(kFabric, "gpu: H100-SXM5, ", ""), 7, "fabric[3]",
+              "duplicate entry for this class, protocol and gpu");
+  ExpectError("format: stratasim-calibration\nversion: 1\nfabric: {class: intra}\n", 3, "fabric",
+              "must be a list, not a map");
+}
+
+TEST(Calibration, FabricEntriesSetTheLinksAndHopLatencies) {
+  const Calibration c = LoadCalibrationText(kFabric, "c.yaml");
+  ClusterSpec cluster;
+  ServerGroup g;
+  g.gpu = "H100-SXM5";
+  g.nvswitch = NvSwitchSpec{LinkSpec{360e9, 1e-6, true, 450e9, 0.8, false}};
+  g.nics.link = LinkSpec{50e9, 1e-6, true, 50e9, 1, false};
+  cluster.groups.push_back(g);
+  ServerGroup own = g;  // a scenario's own efficiency wins, as with links:
+  own.gpu = "A100-SXM4-80GB";
+  own.nvswitch->link.efficiency_given = true;
+  cluster.groups.push_back(own);
+  ApplyLinkCalibration(&c, &cluster);
+  const ServerGroup& h = cluster.groups[0];
+  EXPECT_DOUBLE_EQ(h.nvswitch->link.bandwidth_Bps, 20e9);
+  EXPECT_DOUBLE_EQ(h.nvswitch->link.efficiency, 20e9 / 450e9);
+  EXPECT_DOUBLE_EQ(h.nics.link.bandwidth_Bps, 22e9);  // the H100-specific entry
+  EXPECT_DOUBLE_EQ(h.measured_intra_step_s.at("simple"), 3e-6);
+  EXPECT_DOUBLE_EQ(h.measured_intra_step_s.at("ll"), 1e-6);
+  EXPECT_EQ(h.measured_intra_step_s.count("ll128"), 0u);
+  EXPECT_DOUBLE_EQ(h.measured_inter_step_s.at("simple"), 7e-6);
+  const ServerGroup& a = cluster.groups[1];
+  EXPECT_DOUBLE_EQ(a.nvswitch->link.bandwidth_Bps, 360e9);
+  EXPECT_DOUBLE_EQ(a.nics.link.bandwidth_Bps, 11e9);
+  EXPECT_DOUBLE_EQ(a.measured_inter_step_s.at("simple"), 9e-6);
+  ApplyLinkCalibration(nullptr, &cluster);  // back to the defaults
+  EXPECT_TRUE(cluster.groups[0].measured_intra_step_s.empty());
+  EXPECT_DOUBLE_EQ(cluster.groups[0].nvswitch->link.bandwidth_Bps, 18 * 20.6e9);
 }
 
 TEST(Calibration, MissingFileIsAConfigError) {

@@ -3,6 +3,7 @@
 #ifndef STRATASIM_CORE_CLUSTER_H_
 #define STRATASIM_CORE_CLUSTER_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,6 +71,13 @@ struct ServerGroup {
   std::optional<NvLinkSpec> nvlink;
   std::optional<PcieSpec> pcie;
   NicSpec nics;
+  // Per-hop latencies measured by `calibrate --fabric` (core/calibration.h, `fabric:`), by
+  // protocol name ("simple", "ll", "ll128"): the whole cost of one algorithm step between two
+  // GPUs of this server (intra) or out of its NIC (inter), software included. Where set, the
+  // simulator pays this per step instead of the route latency plus NCCL's documented step and
+  // base latencies (sim/collectives/protocol.h). Empty: the documented figures.
+  std::map<std::string, double> measured_intra_step_s;
+  std::map<std::string, double> measured_inter_step_s;
 };
 
 enum class NetworkKind {

@@ -24,7 +24,7 @@ AlphaBeta MakeAlphaBeta(const GroupView& view, const CollectiveAlgorithm& algori
   for (const auto& b : blocks) m.per_server = std::max<int>(m.per_server, b.size());
   m.nics = std::max(1, view.max_nics_per_server);
   m.multi = m.servers > 1;
-  m.base_s = BaseLatencySeconds(algorithm.nccl, p);
+  m.base_s = GroupBaseLatencySeconds(view, algorithm.nccl, p);
   // Rings, trees' chains and hierarchical's rings step between neighbours of ServerBlocks,
   // which follow a partial NVLink mesh where there is one (GroupView::ring_intra_*).
   const bool neighbours = algorithm.neighbour_steps;
@@ -34,6 +34,14 @@ AlphaBeta MakeAlphaBeta(const GroupView& view, const CollectiveAlgorithm& algori
                                 : IntraHop(view);
   m.intra_step_s = intra_latency_s + StepLatencySeconds(algorithm.nccl, p, intra_hop);
   m.inter_step_s = view.inter_latency_s + StepLatencySeconds(algorithm.nccl, p, HopKind::kNet);
+  // A measured hop (calibrate --fabric) costs its measured latency per step, or the route's
+  // when that is longer: what ApplyProtocol's flows pay (sim/collectives/protocol.h).
+  if (auto measured = MeasuredStepSeconds(view, p, intra_hop)) {
+    m.intra_step_s = std::max(*measured, intra_latency_s);
+  }
+  if (auto measured = MeasuredStepSeconds(view, p, HopKind::kNet)) {
+    m.inter_step_s = std::max(*measured, view.inter_latency_s);
+  }
   m.intra_Bps = neighbours ? view.ring_intra_Bps : view.intra_Bps;
   m.nvlink_cycles = neighbours ? view.nvlink_cycles : 0;
   m.inter_Bps = view.inter_Bps;

@@ -261,6 +261,37 @@ GroupView MakeGroupView(const ClusterSpec& cluster, const std::vector<int>& rank
     view.nic_share_per_member_Bps = std::min(view.nic_share_per_member_Bps, share);
   }
   view.inter_latency_s = 2 * nic_latency_s + switches * cluster.network.switch_latency_s;
+
+  // Measured per-hop latencies (core/calibration.h, `fabric:`): a protocol counts only when
+  // every server concerned has it, so that an uncalibrated server keeps the documented model.
+  view.any_shared_server = any_shared;
+  auto common = [&](bool intra) {
+    std::map<std::string, double> out;
+    bool first = true;
+    for (const auto& [server, locals] : locals_of_server) {
+      if (intra && any_shared && locals.size() < 2) continue;
+      const ServerGroup& g = cluster.groups[group_of_server[server]];
+      const std::map<std::string, double>& m =
+          intra ? g.measured_intra_step_s : g.measured_inter_step_s;
+      if (first) {
+        out = m;
+        first = false;
+        continue;
+      }
+      for (auto it = out.begin(); it != out.end();) {
+        auto found = m.find(it->first);
+        if (found == m.end()) {
+          it = out.erase(it);
+        } else {
+          it->second = std::max(it->second, found->second);
+          ++it;
+        }
+      }
+    }
+    return out;
+  };
+  view.measured_intra_step_s = common(true);
+  view.measured_inter_step_s = common(false);
   return view;
 }
 

@@ -3,6 +3,8 @@
 #ifndef STRATASIM_SIM_COLLECTIVES_GROUP_VIEW_H_
 #define STRATASIM_SIM_COLLECTIVES_GROUP_VIEW_H_
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/cluster.h"
@@ -61,6 +63,14 @@ struct GroupView {
   // NIC k of every server sits on leaf (rail) k (NetworkKind::kRailOptimized): a hop between
   // NICs of different indices crosses the spine.
   bool rail_optimized = false;
+  // Per-hop latencies `calibrate --fabric` measured, by protocol name (ServerGroup::
+  // measured_*_step_s): intra when every server holding two or more members (or, when none
+  // does, every member's server) has one, the largest; inter when every member's server has
+  // one, the largest. Where present, one step over such a hop costs this in place of the route
+  // latency plus NCCL's documented step latency (sim/collectives/protocol.h).
+  std::map<std::string, double> measured_intra_step_s;
+  std::map<std::string, double> measured_inter_step_s;
+  bool any_shared_server = false;  // some server holds two or more members
 };
 
 // Builds the view of `ranks` (global ranks) in `cluster`.

@@ -1,6 +1,8 @@
 #include "sim/collectives/protocol.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "core/error.h"
 
@@ -111,15 +113,45 @@ double ProtocolMaxRateBps(Protocol p, NcclAlgorithm algorithm, CollectiveKind ki
   return 0;
 }
 
+std::optional<double> MeasuredStepSeconds(const GroupView& view, Protocol p, HopKind hop) {
+  const std::map<std::string, double>& m =
+      hop == HopKind::kNet ? view.measured_inter_step_s : view.measured_intra_step_s;
+  auto it = m.find(std::string(ProtocolName(p)));
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+bool MeasuredCoversGroup(const GroupView& view, Protocol p) {
+  const bool intra = view.any_shared_server || view.num_servers <= 1;
+  const bool inter = view.num_servers > 1;
+  return (!intra || MeasuredStepSeconds(view, p, IntraHop(view))) &&
+         (!inter || MeasuredStepSeconds(view, p, HopKind::kNet));
+}
+
+double RouteLatencySeconds(const GroupView& view, HopKind hop) {
+  return hop == HopKind::kNet ? view.inter_latency_s : view.intra_latency_s;
+}
+
+double StepDelaySeconds(const GroupView& view, NcclAlgorithm algorithm, Protocol p, HopKind hop) {
+  if (const std::optional<double> measured = MeasuredStepSeconds(view, p, hop)) {
+    return std::max(0.0, *measured - RouteLatencySeconds(view, hop));
+  }
+  return StepLatencySeconds(algorithm, p, hop);
+}
+
+double GroupBaseLatencySeconds(const GroupView& view, NcclAlgorithm algorithm, Protocol p) {
+  return MeasuredCoversGroup(view, p) ? 0.0 : BaseLatencySeconds(algorithm, p);
+}
+
 void ApplyProtocol(const GroupView& view, NcclAlgorithm algorithm, Protocol p, FlowBuilder* b) {
   const double factor = WireBytesFactor(p);
-  const double base = BaseLatencySeconds(algorithm, p);
+  const double base = GroupBaseLatencySeconds(view, algorithm, p);
   for (int id = 0; id < b->size(); ++id) {
     Flow& f = b->program().flows[id];
     f.bytes *= factor;
-    f.delay_s =
-        b->latency_steps()[id] * StepLatencySeconds(algorithm, p, HopBetween(view, f.src, f.dst)) +
-        (f.deps.empty() ? base : 0.0);
+    f.delay_s = b->latency_steps()[id] *
+                    StepDelaySeconds(view, algorithm, p, HopBetween(view, f.src, f.dst)) +
+                (f.deps.empty() ? base : 0.0);
   }
 }
 

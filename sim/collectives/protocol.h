@@ -38,9 +38,16 @@
 // the source is set and aborts after), so a forced LL/LL128 collective runs at link speed
 // there. Not modelled either: NCCL's 0.7 LL128 discount with one GPU per server, the tree's
 // 0.9 factor and correction table, and the 1.8x LL intra-server latency across servers.
+//
+// Measured hops (`calibrate --fabric`, core/calibration.h `fabric:`; GroupView::measured_*):
+// where the group's servers carry a measured per-hop latency L for the protocol, a step over
+// that hop costs L in all (its flow's delay is L less the route latency SimGrid adds, at least
+// 0) and, when every hop kind the group uses is measured, no base latency is added: the fit
+// folds NCCL's per-collective base into its per-hop figure (validate/fabric_fit.h).
 #ifndef STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
 #define STRATASIM_SIM_COLLECTIVES_PROTOCOL_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -74,6 +81,17 @@ HopKind IntraHop(const GroupView& view);
 // collective spans servers; 0 for no bound (Simple). See the table above.
 double ProtocolMaxRateBps(Protocol p, NcclAlgorithm algorithm, CollectiveKind kind,
                           bool multi_server, double hop_Bps);
+
+// The measured per-hop latency of `hop` with protocol `p`, if the group has one (see above).
+std::optional<double> MeasuredStepSeconds(const GroupView& view, Protocol p, HopKind hop);
+// Whether every hop kind the group uses has a measured latency with `p`.
+bool MeasuredCoversGroup(const GroupView& view, Protocol p);
+// The route latency SimGrid adds to one step over `hop` (GroupView's figures).
+double RouteLatencySeconds(const GroupView& view, HopKind hop);
+// One step's delay beyond the route latency: measured - route (>= 0), or the documented one.
+double StepDelaySeconds(const GroupView& view, NcclAlgorithm algorithm, Protocol p, HopKind hop);
+// The base latency paid once per collective: 0 when MeasuredCoversGroup.
+double GroupBaseLatencySeconds(const GroupView& view, NcclAlgorithm algorithm, Protocol p);
 
 // Inflates every flow's bytes by WireBytesFactor and sets its delay_s to its latency_steps x
 // the step latency of its hop, plus the base latency on flows without dependencies (those
