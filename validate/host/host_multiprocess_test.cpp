@@ -262,5 +262,42 @@ TEST(HostMultiProcess, ADependencyAcrossRanksIsRefused) {
   }
 }
 
+// A broadcast from rank 0 whose members all wait for rank 0's GEMM (as MoE's replica
+// broadcasts wait for the owner's optimizer step): the dependency of rank 1's member holds
+// through the broadcast itself, so the plan runs; the same from a non-root rank is refused.
+TEST(HostMultiProcess, ADependencyACollectiveImpliesIsAllowed) {
+  for (int root : {0, 1}) {
+    TaskGraph g(2);
+    const int s = g.Stream("compute");
+    const TaskId gemm = g.Add(Gemm(0, s));
+    Collective c;
+    c.kind = CollectiveKind::kBroadcast;
+    c.ranks = {0, 1};
+    c.root = root;
+    c.bytes = 4096;
+    Task m;
+    m.stream = s;
+    m.name = "replica";
+    const auto ids = g.AddCollective(c, m);
+    g.AddDep(ids[0], gemm);
+    g.AddDep(ids[1], gemm);
+    const auto out = RunDistributed(g, 2, 2.0);
+    if (root == 0) {
+      for (const Outcome& o : out) ASSERT_TRUE(o.trace) << (o.error ? o.error->what() : "");
+      EXPECT_GE(out[1].trace->records[static_cast<std::size_t>(ids[1])].end_s, 0);
+      // Rank 1's member cannot end before the root's member started, after the GEMM.
+      EXPECT_GE(out[1].trace->records[static_cast<std::size_t>(ids[1])].end_s + 1e-3,
+                out[0].trace->records[static_cast<std::size_t>(gemm)].end_s);
+    } else {
+      ASSERT_TRUE(out[0].error);
+      EXPECT_NE(std::string(out[0].error->what())
+                    .find("task 2 'replica' (rank 1, stream "
+                          "'compute', iteration 0) depends on task 0"),
+                std::string::npos)
+          << out[0].error->what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stratasim::validate
