@@ -203,6 +203,7 @@ class Execution {
     try {
       all = pg_->AllGather(status);
     } catch (const ProcessGroupError& e) {
+      if (mine) std::rethrow_exception(mine);  // this process's own reason comes first
       throw BackendError(BackendError::Kind::kCommunication,
                          std::string("host backend: ") + e.what(), MakeTrace());
     }
