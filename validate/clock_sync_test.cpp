@@ -34,11 +34,11 @@ std::vector<ClockSync> SyncAll(const std::vector<double>& shift_s) {
 TEST(ClockSync, ProcessesOfOneClockGetOffsetZeroAndOneStartInstant) {
   const auto s = SyncAll({0, 0, 0, 0});
   for (const ClockSync& c : s) {
-    // The kept round trip bounds the error: a thread hand-off takes microseconds, and even a
-    // descheduled sample is beaten by one of the 16.
-    EXPECT_LT(std::abs(c.offset_s), 1e-3);
-    EXPECT_LE(std::abs(c.offset_s), c.round_trip_s / 2 + 1e-9);
-    EXPECT_LT(std::abs(Seconds(c.start, s[0].start)), 1e-3);
+    // The kept round trip bounds the error (the clocks are one): a thread hand-off takes
+    // microseconds, and even a descheduled sample is beaten by one of the 16.
+    EXPECT_LT(c.round_trip_s, 0.05);
+    EXPECT_LE(std::abs(c.offset_s), c.round_trip_s / 2 + 1e-6);
+    EXPECT_LE(std::abs(Seconds(c.start, s[0].start)), c.round_trip_s / 2 + 1e-6);
   }
   EXPECT_EQ(s[0].offset_s, 0);
   // The start instant lies ahead of the sync by about the lead (0.02 s).
@@ -48,11 +48,15 @@ TEST(ClockSync, ProcessesOfOneClockGetOffsetZeroAndOneStartInstant) {
 TEST(ClockSync, RecoversAKnownOffsetBetweenClocks) {
   // Process 1's clock runs 3 s ahead of process 0's, process 2's 250 ms behind.
   const auto s = SyncAll({0, 3.0, -0.25});
-  EXPECT_NEAR(s[1].offset_s, -3.0, 1e-3);
-  EXPECT_NEAR(s[2].offset_s, 0.25, 1e-3);
+  // Cristian's bound: within half the kept round trip (a thread hand-off: microseconds, and
+  // far below the shifts even on a loaded machine).
+  for (int p : {1, 2}) EXPECT_LT(s[static_cast<std::size_t>(p)].round_trip_s, 0.05);
+  const double e1 = s[1].round_trip_s / 2 + 1e-6, e2 = s[2].round_trip_s / 2 + 1e-6;
+  EXPECT_NEAR(s[1].offset_s, -3.0, e1);
+  EXPECT_NEAR(s[2].offset_s, 0.25, e2);
   // The same instant, read on each process's own clock.
-  EXPECT_NEAR(Seconds(s[1].start, s[0].start), 3.0, 1e-3);
-  EXPECT_NEAR(Seconds(s[2].start, s[0].start), -0.25, 1e-3);
+  EXPECT_NEAR(Seconds(s[1].start, s[0].start), 3.0, e1);
+  EXPECT_NEAR(Seconds(s[2].start, s[0].start), -0.25, e2);
 }
 
 TEST(ClockSync, ASilentRankIsAnErrorNamingIt) {

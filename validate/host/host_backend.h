@@ -10,6 +10,20 @@
 // send/recv), copies a memcpy. Each thread owns a workspace as large as its largest task,
 // allocated and touched before the run's time origin.
 //
+// Multi-process (RunOptions::processes set, one process per rank, e.g. under mpirun): this
+// process runs only its rank's (rank, stream) threads; collectives run the same algorithms
+// over the ProcessGroup's messages (host_process_collectives.h), channel = the collective's
+// id, and a send/receive pair is a Send and a Recv on channel = collectives + its transfer
+// number (GraphIndex::TransferNumber); the clock sync uses the last channel. Run() refuses,
+// on every process alike and before any message, a process count other than the plan's ranks
+// and a dependency on another rank's task that no collective implies. Past those checks it
+// makes two control-plane calls, in this order: an AllGather of each process's readiness (a
+// process that cannot allocate its buffers ends the run on all, with its reason) and the
+// clock sync's Broadcast (validate/clock_sync.h); trace times count from the start instant
+// it agrees, which every thread waits for. A peer that fails or is silent past timeout_s()
+// ends the run with BackendError kCommunication naming it; this process's other threads are
+// cancelled and the partial trace keeps what they measured.
+//
 // Micro-benchmarks: compute tasks (and copies, and the empty task) run on every rank at once
 // and report the mean over ranks, since CPU ranks share caches and the memory bus and a plan's
 // ranks compute together; collectives run over ranks [0, group_size).

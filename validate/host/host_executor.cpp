@@ -140,11 +140,12 @@ class Execution {
   void CheckMultiProcess() const {
     // Every process runs one rank: a dependency on another rank's task could only be waited
     // for by a message the graph does not have. Ranks meet through collectives and send/recv
-    // pairs, which carry their own synchronisation.
+    // pairs, which carry their own synchronisation, so the only dependencies across ranks
+    // allowed are those a collective already implies (WaitForDeps then skips them).
     for (const Task& t : g_.tasks()) {
       for (TaskId d : t.deps) {
         const Task& dep = g_.task(d);
-        if (dep.rank == t.rank) continue;
+        if (dep.rank == t.rank || ImpliedByCollective(t, dep)) continue;
         throw BackendError(BackendError::Kind::kExecution,
                            "host backend: " + Describe(t) + " depends on " + Describe(dep) +
                                ", of another rank; in a multi-process run ranks meet only "
@@ -160,6 +161,29 @@ class Execution {
                              " collectives and transfers, more than the " +
                              std::to_string(ClockSyncOptions{}.channel) +
                              " message channels of a multi-process run");
+    }
+  }
+
+  // Whether collective member `t`'s dependency on `dep`, a task of another rank, holds anyway:
+  // the member of t's collective on dep's rank depends on dep too, and t cannot end before that
+  // member joined, since its result needs that member's bytes (MoE's replica broadcasts: every
+  // holder's member depends on the owner's, the root's, last optimizer step).
+  bool ImpliedByCollective(const Task& t, const Task& dep) const {
+    if (t.kind != TaskKind::kCollective) return false;
+    const Collective& c = g_.collectives()[static_cast<std::size_t>(t.collective)];
+    const auto at = std::find(c.ranks.begin(), c.ranks.end(), dep.rank);
+    if (at == c.ranks.end()) return false;
+    const Task& other = g_.task(c.members[static_cast<std::size_t>(at - c.ranks.begin())]);
+    if (std::find(other.deps.begin(), other.deps.end(), dep.id) == other.deps.end()) return false;
+    switch (c.kind) {
+      case CollectiveKind::kBroadcast:
+      case CollectiveKind::kScatter:
+        return dep.rank == c.root;  // members need the root's bytes only
+      case CollectiveKind::kReduce:
+      case CollectiveKind::kGather:
+        return t.rank == c.root;  // only the root needs every member's bytes
+      default:
+        return true;  // ring and pairwise: every member's result needs every member's bytes
     }
   }
 
@@ -179,6 +203,7 @@ class Execution {
     try {
       all = pg_->AllGather(status);
     } catch (const ProcessGroupError& e) {
+      if (mine) std::rethrow_exception(mine);  // this process's own reason comes first
       throw BackendError(BackendError::Kind::kCommunication,
                          std::string("host backend: ") + e.what(), MakeTrace());
     }
@@ -331,6 +356,8 @@ class Execution {
     cv_.wait(lock, [&] {
       if (abort_.aborted()) return true;
       for (TaskId d : t.deps) {
+        // Another process's task: a dependency its collective implies (CheckMultiProcess).
+        if (pg_ && g_.task(d).rank != t.rank) continue;
         if (!done_[static_cast<std::size_t>(d)]) return false;
       }
       return true;

@@ -12,23 +12,23 @@
 namespace stratasim::validate {
 namespace {
 
-std::shared_ptr<const host::HostMachine> FakeMachine() {
+std::shared_ptr<const host::HostMachine> FakeMachine(double memory_bytes = 8e9) {
   auto m = std::make_shared<host::HostMachine>();
   m->cpu_model = "test CPU";
   m->hardware_threads = 2;
   m->clock_hz = 2e9;
   m->peak_flops = 32e9;
-  m->memory_bytes = 8e9;
+  m->memory_bytes = memory_bytes;
   m->memory_bandwidth_Bps = 10e9;
   m->copy_bandwidth_Bps = 5e9;
   m->handoff_latency_s = 10e-6;
   return m;
 }
 
-HostBackend Backend() {
+HostBackend Backend(double memory_bytes = 8e9) {
   HostBackendOptions o;
   o.ranks = 1;  // each process runs one rank
-  o.machine = FakeMachine();
+  o.machine = FakeMachine(memory_bytes);
   return HostBackend(o);
 }
 
@@ -89,16 +89,18 @@ struct Outcome {
 };
 
 // Runs `g` on `n` thread-processes (of `started` of them only the first `started` call Run;
-// the rest never join), process p with memory limit limit_bytes[p] when given.
+// the rest never join), process p with memory limit limit_bytes[p] and a machine of
+// machine_bytes[p] when given.
 std::vector<Outcome> RunDistributed(const TaskGraph& g, int n, double timeout_s, int started = -1,
-                                    std::vector<double> limit_bytes = {}) {
+                                    std::vector<double> limit_bytes = {},
+                                    std::vector<double> machine_bytes = {}) {
   if (started < 0) started = n;
   auto pg = LocalProcessGroups(n, timeout_s);
   std::vector<Outcome> out(static_cast<std::size_t>(started));
   std::vector<std::thread> threads;
   for (int p = 0; p < started; ++p) {
     threads.emplace_back([&, p] {
-      HostBackend b = Backend();
+      HostBackend b = Backend(machine_bytes.empty() ? 8e9 : machine_bytes[p]);
       RunOptions o;
       o.processes = pg[static_cast<std::size_t>(p)].get();
       if (!limit_bytes.empty()) o.memory_limit_bytes_per_rank = limit_bytes[p];
@@ -145,15 +147,18 @@ void ExpectEveryRankMeasuresItsOwnTasks(int n) {
     }
     EXPECT_EQ(t.makespan_s, latest);
   }
-  // One time origin for all: no member of a collective ends before every member started (its
-  // result needs their bytes), nor a receive before its send started. The clocks are aligned
-  // within the kept round trip (microseconds here), hence the 1 ms slack.
+  // One time origin for all: no member ends before the members whose bytes its result needs
+  // started (every member's in the ring and pairwise kinds; the root's in a broadcast, whose
+  // root only sends and may end first), nor a receive before its send started. The clocks are
+  // aligned within the kept round trip (microseconds here), hence the 1 ms slack.
   const double slack_s = 1e-3;
   for (const Collective& c : g.collectives()) {
-    for (TaskId a : c.members) {
-      for (TaskId b : c.members) {
-        EXPECT_GE(merged[static_cast<std::size_t>(a)].end_s + slack_s,
-                  merged[static_cast<std::size_t>(b)].start_s);
+    for (std::size_t a = 0; a < c.members.size(); ++a) {
+      for (std::size_t b = 0; b < c.members.size(); ++b) {
+        if (c.kind == CollectiveKind::kBroadcast && (c.ranks[b] != c.root || a == b)) continue;
+        EXPECT_GE(merged[static_cast<std::size_t>(c.members[a])].end_s + slack_s,
+                  merged[static_cast<std::size_t>(c.members[b])].start_s)
+            << ToString(c.kind) << ": member " << a << " ended before member " << b << " started";
       }
     }
   }
@@ -228,6 +233,22 @@ TEST(HostMultiProcess, APeerFailingMidRunEndsTheOthersWithItsRank) {
   EXPECT_EQ(partial.records[static_cast<std::size_t>(ag[0])].end_s, -1);
 }
 
+// Process 1's machine cannot hold its buffers: it fails with its reason, and process 0, told
+// so before the start, ends with the same kind and rank 1's reason instead of timing out.
+TEST(HostMultiProcess, AProcessThatCannotStartEndsTheRunOnAll) {
+  const TaskGraph g = Graph(2);
+  const auto out = RunDistributed(g, 2, 5.0, -1, {}, {8e9, 1e3});
+  ASSERT_TRUE(out[1].error);
+  EXPECT_EQ(out[1].error->kind(), BackendError::Kind::kOutOfMemory);
+  ASSERT_TRUE(out[0].error);
+  EXPECT_EQ(out[0].error->kind(), BackendError::Kind::kOutOfMemory);
+  const std::string own = out[1].error->what();
+  ASSERT_EQ(own.rfind("host backend: out of memory: ", 0), 0u) << own;
+  EXPECT_EQ(
+      std::string(out[0].error->what()),
+      "host backend: rank 1 cannot start: " + own.substr(std::string("host backend: ").size()));
+}
+
 TEST(HostMultiProcess, TheWrongNumberOfProcessesIsRefused) {
   const TaskGraph g = Graph(2);
   const auto few = RunDistributed(g, 1, 1.0);
@@ -259,6 +280,43 @@ TEST(HostMultiProcess, ADependencyAcrossRanksIsRefused) {
                  "task 0 'gemm0' (rank 0, stream 'compute', iteration 0), of another rank; in a "
                  "multi-process run ranks meet only through collectives and send/recv pairs, so "
                  "this plan cannot run one process per rank");
+  }
+}
+
+// A broadcast from rank 0 whose members all wait for rank 0's GEMM (as MoE's replica
+// broadcasts wait for the owner's optimizer step): the dependency of rank 1's member holds
+// through the broadcast itself, so the plan runs; the same from a non-root rank is refused.
+TEST(HostMultiProcess, ADependencyACollectiveImpliesIsAllowed) {
+  for (int root : {0, 1}) {
+    TaskGraph g(2);
+    const int s = g.Stream("compute");
+    const TaskId gemm = g.Add(Gemm(0, s));
+    Collective c;
+    c.kind = CollectiveKind::kBroadcast;
+    c.ranks = {0, 1};
+    c.root = root;
+    c.bytes = 4096;
+    Task m;
+    m.stream = s;
+    m.name = "replica";
+    const auto ids = g.AddCollective(c, m);
+    g.AddDep(ids[0], gemm);
+    g.AddDep(ids[1], gemm);
+    const auto out = RunDistributed(g, 2, 2.0);
+    if (root == 0) {
+      for (const Outcome& o : out) ASSERT_TRUE(o.trace) << (o.error ? o.error->what() : "");
+      EXPECT_GE(out[1].trace->records[static_cast<std::size_t>(ids[1])].end_s, 0);
+      // Rank 1's member cannot end before the root's member started, after the GEMM.
+      EXPECT_GE(out[1].trace->records[static_cast<std::size_t>(ids[1])].end_s + 1e-3,
+                out[0].trace->records[static_cast<std::size_t>(gemm)].end_s);
+    } else {
+      ASSERT_TRUE(out[0].error);
+      EXPECT_NE(std::string(out[0].error->what())
+                    .find("task 2 'replica' (rank 1, stream "
+                          "'compute', iteration 0) depends on task 0"),
+                std::string::npos)
+          << out[0].error->what();
+    }
   }
 }
 
