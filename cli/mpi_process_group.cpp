@@ -291,6 +291,8 @@ void MpiProcessGroup::CountSendForTestKill() {
   if (kill_after > 0 && rank_ == kill_rank && ++sends_ >= kill_after) std::raise(SIGKILL);
 }
 
+long long MpiProcessGroup::TagBound() const { return static_cast<long long>(comms_->tag_ub) + 1; }
+
 void MpiProcessGroup::FreshDataPlane() {
   MPI_Comm fresh = MPI_COMM_NULL;
   std::vector<MPI_Request> reqs(1, MPI_REQUEST_NULL);
@@ -356,7 +358,7 @@ struct Control {
 // Root's side of a gather: every other process's text, nullopt for those silent past the
 // deadline (each process's length and text each get timeout_s).
 std::vector<std::optional<std::string>> MpiProcessGroup::GatherToRoot(const std::string& mine) {
-  const Control c{comms_->control, max_piece_bytes_, ++control_calls_ % (comms_->tag_ub + 1)};
+  const Control c{comms_->control, max_piece_bytes_, NextControlTag()};
   std::string error;
   if (rank_ != 0) {
     CountSendForTestKill();
@@ -419,7 +421,7 @@ void MpiProcessGroup::Broadcast(std::string* text, int root) {
                                     std::to_string(root) + ": no such rank among " +
                                     std::to_string(size_) + " processes");
   }
-  const Control c{comms_->control, max_piece_bytes_, ++control_calls_ % (comms_->tag_ub + 1)};
+  const Control c{comms_->control, max_piece_bytes_, NextControlTag()};
   std::string error;
   std::vector<MPI_Request> reqs;
   if (rank_ == root) {
@@ -518,6 +520,7 @@ void MpiProcessGroup::SendRecv(int, const void*, std::size_t, int, void*, std::s
   Unavailable();
 }
 void MpiProcessGroup::FreshDataPlane() { Unavailable(); }
+long long MpiProcessGroup::TagBound() const { return 1; }
 void MpiProcessGroup::CountSendForTestKill() {}
 void MpiProcessGroup::Barrier() { Unavailable(); }
 void MpiProcessGroup::Broadcast(std::string*, int) { Unavailable(); }

@@ -71,7 +71,10 @@ class MpiProcessGroup : public validate::ProcessGroup {
   std::string host_;
   double timeout_s_;
   std::size_t max_piece_bytes_;
-  int control_calls_ = 0;  // the control plane's tag: the call's number
+  // The control plane's tag: the call's number, wrapped within MPI_TAG_UB.
+  int NextControlTag() { return static_cast<int>(++control_calls_ % TagBound()); }
+  long long TagBound() const;
+  long long control_calls_ = 0;
   bool finalize_ = false;
   std::atomic<bool> healthy_{true};
   std::atomic<long long> sends_{0};  // for the test hook STRATASIM_VALIDATE_TEST_KILL_AFTER
