@@ -220,7 +220,10 @@ int Validate(const ValidateOptions& o) {
       graphs.push_back({p.spec->name, p.plan ? &p.plan->graph : nullptr});
     const Agreement agreement = CheckAgreement(*group, s.file, gpus, graphs);
     if (!agreement.error.empty()) {
-      std::cerr << "stratasim validate: rank " << group->rank() << ": " << agreement.error << "\n";
+      // One write, so that the processes' lines do not interleave in mpirun's output.
+      std::cerr << ("stratasim validate: rank " + std::to_string(group->rank()) + ": " +
+                    agreement.error + "\n")
+                << std::flush;
       return 1;
     }
     hosts = agreement.hosts;
