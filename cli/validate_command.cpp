@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/exit_status.h"
+#include "cli/validate_fit.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
@@ -20,6 +21,7 @@
 #include "strategies/plan.h"
 #include "validate/backend.h"
 #include "validate/comparison.h"
+#include "validate/fit.h"
 #include "validate/host/host_backend.h"
 
 namespace po = boost::program_options;
@@ -40,6 +42,7 @@ struct ValidateOptions {
   double memory_per_rank = 0;
   std::vector<std::string> only;
   std::string calibration;
+  std::optional<validate::FitPolicy> fit;  // --fit: shrink plans to the ranks (validate/fit.h)
 };
 
 // The cluster the plans run on: the backend's hardware, with as many ranks as the scenario
@@ -133,14 +136,15 @@ int Validate(const ValidateOptions& o) {
     std::cerr << "stratasim validate: " << e.what() << "\n";
     return 3;
   }
-  const int gpus = s.cluster.NumGpus();
-  if (gpus > backend->NumRanks()) {
+  int gpus = s.cluster.NumGpus();
+  if (gpus > backend->NumRanks() && !o.fit) {
     std::cerr << "stratasim validate: " << s.file << ": the scenario's cluster has " << gpus
               << " GPUs but backend " << backend->Name() << " offers " << backend->NumRanks()
               << " ranks" << (o.backend == "host" ? " (threads; --ranks N sets more)" : "")
-              << ": nothing was run\n";
+              << ": nothing was run (--fit validates a copy of each plan shrunk to the ranks)\n";
     return 1;
   }
+  if (o.fit) gpus = std::min(gpus, backend->NumRanks());
   Scenario sv = s;
   sv.cluster = ValidationCluster(*backend, gpus);
   // Real hardware runs every rank's work: the plan compared with it is the unfolded one
@@ -160,15 +164,26 @@ int Validate(const ValidateOptions& o) {
     const StrategySpec* spec;
     std::optional<Plan> plan;
     std::string error;
+    std::optional<validate::Fit> fit;  // --fit: the shrunk copy planned instead
+    ClusterSpec cluster;               // what the plan was planned (and is simulated) on
   };
   std::vector<Planned> planned;
   for (const StrategySpec& spec : sv.strategies) {
     if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), spec.name) == o.only.end()) {
       continue;
     }
-    Planned p{&spec, std::nullopt, ""};
+    Planned p{&spec, std::nullopt, "", std::nullopt, sv.cluster};
     try {
-      p.plan = PlanStrategy(sv, spec);
+      // ---- --fit (validate/fit.h, cli/validate_fit.h): a copy shrunk to the backend's ranks.
+      const FitPlanned fitted =
+          o.fit ? FitForValidation(s, sv, spec, backend->NumRanks(), *o.fit,
+                                   [&](int n) { return ValidationCluster(*backend, n); })
+                : FitPlanned{sv, spec, std::nullopt, ""};
+      p.fit = fitted.fit;
+      p.cluster = fitted.scenario.cluster;
+      p.error = fitted.refused;
+      // ---- end --fit
+      if (p.error.empty()) p.plan = PlanStrategy(fitted.scenario, fitted.spec);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& e) {
@@ -204,7 +219,7 @@ int Validate(const ValidateOptions& o) {
   report.backend = backend->Name();
   report.hardware = Hardware(*backend);
   report.calibration = o.calibration;
-  report.ranks = gpus;
+  report.ranks = gpus;  // with --fit: the most a shrunk plan may use
   report.warmup_iterations = sv.training.warmup_iterations;
   report.measured_iterations = sv.training.measured_iterations;
   validate::RunOptions run;
@@ -217,6 +232,7 @@ int Validate(const ValidateOptions& o) {
     validate::StrategyValidation v;
     v.name = p.spec->name;
     v.kind = p.spec->kind;
+    if (p.fit) ReportFit(s, sv, *p.spec, *p.fit, &v);  // --fit: what was shrunk, the full plan
     if (!p.plan) {
       v.error = p.error;
       all_ok = false;
@@ -248,14 +264,14 @@ int Validate(const ValidateOptions& o) {
       FollowBackendAlgorithms(g, measured, &sim);
       const TaskGraph like = LikeTheBackend(g, measured);
       try {
-        const ExecutionTrace simulated = sim::Simulate(like, sv.cluster, sim);
+        const ExecutionTrace simulated = sim::Simulate(like, p.cluster, sim);
         WriteFileAtomically(out + "/" + v.name + ".simulated.trace.json",
                             ChromeTraceJson(like, simulated));
         std::optional<ExecutionTrace> with_defaults;
         if (sim.calibration) {
           SimulationSpec defaults = sim;
           defaults.calibration.reset();
-          with_defaults = sim::Simulate(like, sv.cluster, defaults);
+          with_defaults = sim::Simulate(like, p.cluster, defaults);
           WriteFileAtomically(out + "/" + v.name + ".simulated-defaults.trace.json",
                               ChromeTraceJson(like, *with_defaults));
         }
@@ -307,7 +323,11 @@ int ValidateCommand(const std::vector<std::string>& args) {
       "fail a run whose memory events exceed this per rank (e.g. \"16GiB\"), as a device of "
       "that size would; default: the backend's")(
       "calibration", po::value<std::string>(),
-      "calibration file for the simulation (written by `stratasim calibrate`)");
+      "calibration file for the simulation (written by `stratasim calibrate`)")(
+      "fit", po::value<std::string>()->implicit_value("dp"),
+      "when the scenario has more GPUs than the ranks: validate a copy of each plan shrunk to "
+      "them, dropping data-parallel replicas (--fit or --fit=dp) and then pipeline stages "
+      "(--fit=dp,pp); the report says what was shrunk and shows the full plan's simulated time");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   ValidateOptions o;
@@ -343,6 +363,13 @@ int ValidateCommand(const std::vector<std::string>& args) {
     }
     if (vm.count("strategy")) o.only = vm["strategy"].as<std::vector<std::string>>();
     if (vm.count("calibration")) o.calibration = vm["calibration"].as<std::string>();
+    if (vm.count("fit")) {
+      try {
+        o.fit = validate::ParseFitPolicy(vm["fit"].as<std::string>());
+      } catch (const Error& e) {
+        throw po::error(e.what());
+      }
+    }
     if (o.backend != "host" && o.backend != "cuda") {
       throw po::error("--backend " + o.backend + ": must be host or cuda");
     }
