@@ -13,6 +13,7 @@
 #include "cli/mpi_world.h"
 #include "cli/validate_interrupt.h"
 #include "cli/validate_mpi.h"
+#include "cli/validate_fit.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
@@ -24,6 +25,7 @@
 #include "strategies/plan.h"
 #include "validate/backend.h"
 #include "validate/comparison.h"
+#include "validate/fit.h"
 #include "validate/host/host_backend.h"
 
 namespace po = boost::program_options;
@@ -46,6 +48,7 @@ struct ValidateOptions {
   std::string calibration;
   // Multi-process runs: how long a process waits for another (validate/process_group.h).
   double comm_timeout_s = 300;
+  std::optional<validate::FitPolicy> fit;  // --fit: shrink plans to the ranks (validate/fit.h)
 };
 
 // The cluster the plans run on: the backend's hardware, with as many ranks as the scenario
@@ -147,7 +150,9 @@ int Validate(const ValidateOptions& o) {
   if (o.warmup) s.training.warmup_iterations = *o.warmup;
   if (o.iterations) s.training.measured_iterations = *o.iterations;
   std::unique_ptr<Backend> backend;
-  const int gpus = s.cluster.NumGpus();
+  int gpus = s.cluster.NumGpus();
+  // --fit under mpirun/srun: plans shrink to the processes (one rank each).
+  if (group && o.fit) gpus = std::min(gpus, group->size());
   try {
     // A process of a multi-process run runs one rank; the host backend is still made for all
     // of them, as its Describe() then sizes the cluster the plan is simulated on.
@@ -156,13 +161,14 @@ int Validate(const ValidateOptions& o) {
     std::cerr << "stratasim validate: " << e.what() << "\n";
     return 3;
   }
-  if (!group && gpus > backend->NumRanks()) {
+  if (!group && gpus > backend->NumRanks() && !o.fit) {
     std::cerr << "stratasim validate: " << s.file << ": the scenario's cluster has " << gpus
               << " GPUs but backend " << backend->Name() << " offers " << backend->NumRanks()
               << " ranks" << (o.backend == "host" ? " (threads; --ranks N sets more)" : "")
-              << ": nothing was run\n";
+              << ": nothing was run (--fit validates a copy of each plan shrunk to the ranks)\n";
     return 1;
   }
+  if (!group && o.fit) gpus = std::min(gpus, backend->NumRanks());
   Scenario sv = s;
   sv.cluster = ValidationCluster(*backend, gpus);
   // Real hardware runs every rank's work: the plan compared with it is the unfolded one
@@ -182,15 +188,26 @@ int Validate(const ValidateOptions& o) {
     const StrategySpec* spec;
     std::optional<Plan> plan;
     std::string error;
+    std::optional<validate::Fit> fit;  // --fit: the shrunk copy planned instead
+    ClusterSpec cluster;               // what the plan was planned (and is simulated) on
   };
   std::vector<Planned> planned;
   for (const StrategySpec& spec : sv.strategies) {
     if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), spec.name) == o.only.end()) {
       continue;
     }
-    Planned p{&spec, std::nullopt, ""};
+    Planned p{&spec, std::nullopt, "", std::nullopt, sv.cluster};
     try {
-      p.plan = PlanStrategy(sv, spec);
+      // ---- --fit (validate/fit.h, cli/validate_fit.h): a copy shrunk to the backend's ranks.
+      const FitPlanned fitted =
+          o.fit ? FitForValidation(s, sv, spec, gpus, *o.fit,
+                                   [&](int n) { return ValidationCluster(*backend, n); })
+                : FitPlanned{sv, spec, std::nullopt, ""};
+      p.fit = fitted.fit;
+      p.cluster = fitted.scenario.cluster;
+      p.error = fitted.refused;
+      // ---- end --fit
+      if (p.error.empty()) p.plan = PlanStrategy(fitted.scenario, fitted.spec);
     } catch (const ConfigError&) {
       throw;
     } catch (const Error& e) {
@@ -256,7 +273,7 @@ int Validate(const ValidateOptions& o) {
   };
   bool lost_process = false;  // a process died or hangs: nothing more can run
   report.calibration = o.calibration;
-  report.ranks = gpus;
+  report.ranks = gpus;  // with --fit: the most a shrunk plan may use
   report.warmup_iterations = sv.training.warmup_iterations;
   report.measured_iterations = sv.training.measured_iterations;
   validate::RunOptions run;
@@ -269,6 +286,7 @@ int Validate(const ValidateOptions& o) {
     validate::StrategyValidation v;
     v.name = p.spec->name;
     v.kind = p.spec->kind;
+    if (p.fit) ReportFit(s, sv, *p.spec, *p.fit, &v);  // --fit: what was shrunk, the full plan
     if (!p.plan || lost_process) {
       v.error = p.plan ? "not run: a process was lost during an earlier strategy" : p.error;
       all_ok = false;
@@ -323,14 +341,14 @@ int Validate(const ValidateOptions& o) {
       FollowBackendAlgorithms(g, measured, &sim);
       const TaskGraph like = LikeTheBackend(g, measured);
       try {
-        const ExecutionTrace simulated = sim::Simulate(like, sv.cluster, sim);
+        const ExecutionTrace simulated = sim::Simulate(like, p.cluster, sim);
         WriteFileAtomically(out + "/" + v.name + ".simulated.trace.json",
                             ChromeTraceJson(like, simulated));
         std::optional<ExecutionTrace> with_defaults;
         if (sim.calibration) {
           SimulationSpec defaults = sim;
           defaults.calibration.reset();
-          with_defaults = sim::Simulate(like, sv.cluster, defaults);
+          with_defaults = sim::Simulate(like, p.cluster, defaults);
           WriteFileAtomically(out + "/" + v.name + ".simulated-defaults.trace.json",
                               ChromeTraceJson(like, *with_defaults));
         }
@@ -393,7 +411,11 @@ int ValidateCommand(const std::vector<std::string>& args) {
       "calibration file for the simulation (written by `stratasim calibrate`)")(
       "comm-timeout", po::value<double>()->default_value(300),
       "under mpirun/srun: seconds a process waits for another before naming it as dead or "
-      "hung");
+      "hung")(
+      "fit", po::value<std::string>()->implicit_value("dp"),
+      "when the scenario has more GPUs than the ranks: validate a copy of each plan shrunk to "
+      "them, dropping data-parallel replicas (--fit or --fit=dp) and then pipeline stages "
+      "(--fit=dp,pp); the report says what was shrunk and shows the full plan's simulated time");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   ValidateOptions o;
@@ -431,6 +453,13 @@ int ValidateCommand(const std::vector<std::string>& args) {
     if (vm.count("calibration")) o.calibration = vm["calibration"].as<std::string>();
     o.comm_timeout_s = vm["comm-timeout"].as<double>();
     if (!(o.comm_timeout_s > 0)) throw po::error("--comm-timeout must be > 0 seconds");
+    if (vm.count("fit")) {
+      try {
+        o.fit = validate::ParseFitPolicy(vm["fit"].as<std::string>());
+      } catch (const Error& e) {
+        throw po::error(e.what());
+      }
+    }
     if (o.backend != "host" && o.backend != "cuda") {
       throw po::error("--backend " + o.backend + ": must be host or cuda");
     }

@@ -148,6 +148,15 @@ std::string FormatValidationTable(const ValidationReport& r) {
     }
     figures({s.name, "iteration", ""}, s.measured_iteration_s, s.simulated_iteration_s,
             s.default_iteration_s);
+    if (!s.fit_changes.empty() && s.full_simulated) {
+      // The full plan has no measured counterpart: only its simulated time, in the column of
+      // the simulation that used the same cost model.
+      std::vector<std::string> row = {"", "full plan, " + std::to_string(s.full_gpus) + " GPUs", "",
+                                      ""};
+      if (defaults) row.insert(row.end(), {"", ""});
+      row.insert(row.end(), {Ms(s.full_simulated_iteration_s), ""});
+      rows.push_back(row);
+    }
     for (const KindTimes& k : s.kinds) {
       figures({"", "  " + k.kind, std::to_string(k.tasks)}, k.measured_s, k.simulated_s,
               k.default_s);
@@ -191,6 +200,21 @@ std::string FormatValidationTable(const ValidationReport& r) {
   out +=
       "\nerror % = (simulated - measured) / measured; per-kind times are per rank and "
       "iteration, collectives counted from when all members had joined.\n";
+  std::string shrunk;
+  for (const StrategyValidation& s : r.strategies) {
+    if (s.fit_changes.empty()) continue;
+    shrunk += "  " + s.name + ": ran on " + std::to_string(s.fit_gpus) + " of the plan's " +
+              std::to_string(s.full_gpus) + " GPUs:";
+    for (const std::string& c : s.fit_changes) shrunk += "\n    " + c;
+    shrunk += "\n    full plan (" + std::to_string(s.full_gpus) +
+              " GPUs, the scenario's cluster): " +
+              (s.full_simulated ? "simulated iteration " + Ms(s.full_simulated_iteration_s) + " ms"
+                                : "not simulated: " + s.full_error) +
+              "\n";
+  }
+  if (!shrunk.empty()) {
+    out += "\nshrunk to fit (--fit; measured and simulated above: the shrunk plan):\n" + shrunk;
+  }
   return out;
 }
 
@@ -239,6 +263,16 @@ std::string ValidationToJson(const ValidationReport& r) {
         kinds.push_back(e);
       }
       o["kinds"] = kinds;
+    }
+    if (!s.fit_changes.empty()) {
+      nlohmann::ordered_json fit = {
+          {"gpus", s.fit_gpus}, {"full_gpus", s.full_gpus}, {"changes", s.fit_changes}};
+      if (s.full_simulated) {
+        fit["full_plan"] = {{"simulated_iteration_s", s.full_simulated_iteration_s}};
+      } else {
+        fit["full_plan"] = {{"error", s.full_error}};
+      }
+      o["fit"] = fit;
     }
     j["strategies"].push_back(o);
   }

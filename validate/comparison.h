@@ -49,6 +49,17 @@ struct StrategyValidation {
   std::vector<KindTimes> kinds;  // in a fixed order: compute op kinds, collectives, p2p, copies
   int tasks_measured = 0;        // tasks of the graph the real run finished (all, when it did)
   int tasks_total = 0;
+  // Shrink to fit (validate/fit.h, `--fit`): when the scenario's plan had more GPUs than the run
+  // had ranks, what ran (and was simulated above) is a smaller copy of it. `fit_changes` says
+  // what was dropped and kept, one item each; empty when the plan ran as written.
+  std::vector<std::string> fit_changes;
+  int full_gpus = 0;  // GPUs of the scenario's plan (0: not shrunk)
+  int fit_gpus = 0;   // GPUs of the plan that ran
+  // The scenario's plan, unshrunk, simulated on the scenario's own cluster (with the
+  // calibration, when one is given): what the validated copy stands for.
+  bool full_simulated = false;
+  double full_simulated_iteration_s = 0;
+  std::string full_error;  // why the full plan could not be simulated, when it could not
 };
 
 struct ValidationReport {

@@ -156,5 +156,60 @@ TEST(Comparison, CalibratedRunsShowTheDefaultsToo) {
   EXPECT_EQ(j["strategies"][0]["kinds"][0]["kind"], "gemm");
 }
 
+TEST(Comparison, AShrunkPlanSaysWhatWasShrunkAndShowsTheFullPlansTime) {
+  const TaskGraph g = Graph();
+  ValidationReport r;
+  r.scenario = "s";
+  r.backend = "host";
+  r.hardware = "cpu";
+  r.ranks = 2;
+  StrategyValidation v;
+  v.name = "ddp";
+  v.measured = v.simulated = true;
+  CompareTraces(g, Trace(g, 0.010, 0.006, 0.0), Trace(g, 0.008, 0.005, 0.0), nullptr, 1, 1, &v);
+  v.fit_changes = {"data-parallel replicas 8 -> 2", "GPUs 8 -> 2 (servers 1 -> 1)"};
+  v.full_gpus = 8;
+  v.fit_gpus = 2;
+  v.full_simulated = true;
+  v.full_simulated_iteration_s = 0.0125;
+  r.strategies.push_back(v);
+  StrategyValidation unsimulated = v;
+  unsimulated.name = "big";
+  unsimulated.full_simulated = false;
+  unsimulated.full_error = "cannot be planned: x";
+  r.strategies.push_back(unsimulated);
+  const std::string table = FormatValidationTable(r);
+  // The full plan's row has its simulated time only: nothing of it was measured.
+  EXPECT_NE(
+      table.find("ddp       iteration                        10.000           8.000    -20.0\n"
+                 "          full plan, 8 GPUs                                12.500\n"),
+      std::string::npos)
+      << table;
+  EXPECT_NE(table.find("shrunk to fit (--fit; measured and simulated above: the shrunk plan):\n"
+                       "  ddp: ran on 2 of the plan's 8 GPUs:\n"
+                       "    data-parallel replicas 8 -> 2\n"
+                       "    GPUs 8 -> 2 (servers 1 -> 1)\n"
+                       "    full plan (8 GPUs, the scenario's cluster): simulated iteration 12.500 "
+                       "ms\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("    full plan (8 GPUs, the scenario's cluster): not simulated: cannot be "
+                       "planned: x\n"),
+            std::string::npos)
+      << table;
+  const auto j = nlohmann::json::parse(ValidationToJson(r));
+  const auto& fit = j["strategies"][0]["fit"];
+  EXPECT_EQ(fit["gpus"], 2);
+  EXPECT_EQ(fit["full_gpus"], 8);
+  EXPECT_EQ(fit["changes"][0], "data-parallel replicas 8 -> 2");
+  EXPECT_NEAR(fit["full_plan"]["simulated_iteration_s"].get<double>(), 0.0125, 1e-12);
+  EXPECT_EQ(j["strategies"][1]["fit"]["full_plan"]["error"], "cannot be planned: x");
+  // A plan that ran as written has no "fit".
+  r.strategies.resize(1);
+  r.strategies[0].fit_changes.clear();
+  EXPECT_FALSE(nlohmann::json::parse(ValidationToJson(r))["strategies"][0].contains("fit"));
+  EXPECT_EQ(FormatValidationTable(r).find("full plan"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stratasim::validate
