@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "validate/fabric_fit.h"
 #include "validate/host/host_backend.h"
+#include "validate/local_process_group.h"
 
 namespace stratasim::validate {
 namespace {
@@ -223,6 +224,47 @@ TEST(FabricSweep, HostBackendThreads) {
                     sweep, "simple", nullptr);
   EXPECT_EQ(m.samples.size(), static_cast<std::size_t>(2 * 2 * 14));
   for (const FabricSample& s : m.samples) EXPECT_GT(s.seconds, 0) << s.bytes;
+}
+
+// The host backend one rank per process (RunOptions::processes) over thread-processes standing
+// in for MPI's, on two "servers": real bytes over the process group's transport for both
+// classes, and every process holds the same times.
+TEST(FabricSweep, HostBackendOneRankPerProcessOnTwoServers) {
+  const std::vector<std::string> hosts = {"a", "a", "b", "b"};
+  std::vector<std::unique_ptr<ProcessGroup>> groups = LocalProcessGroups(4, 30, hosts);
+  FabricSweep sweep = Quick();
+  sweep.max_bytes = 1 << 14;
+  std::vector<FabricMeasurements> results(4);
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < 4; ++p) {
+    threads.emplace_back([&, p] {
+      try {
+        HostBackendOptions o;
+        o.ranks = 1;
+        HostBackend backend(o);
+        RunOptions run;
+        run.processes = groups[p].get();
+        results[p] = MeasureFabric([&](const TaskGraph& g) { return backend.Run(g, run); },
+                                   groups[p].get(), 0, sweep, "simple", nullptr);
+      } catch (const std::exception& e) {
+        errors[p] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int p = 0; p < 4; ++p) ASSERT_EQ(errors[p], "") << "process " << p;
+  EXPECT_EQ(results[0].measured, (std::vector<std::string>{"intra", "inter"}));
+  // 8 B .. 16 KiB: 12 sizes x 2 repetitions x 5 operations x 2 classes (pairs: 8 B is one
+  // fp32 per member).
+  EXPECT_EQ(results[0].samples.size(), static_cast<std::size_t>(12 * 2 * 5 * 2));
+  for (const FabricSample& s : results[0].samples) EXPECT_GT(s.seconds, 0) << s.bytes;
+  for (int p = 1; p < 4; ++p) {
+    ASSERT_EQ(results[p].samples.size(), results[0].samples.size());
+    for (std::size_t i = 0; i < results[0].samples.size(); ++i) {
+      EXPECT_EQ(results[p].samples[i].seconds, results[0].samples[i].seconds);
+    }
+  }
 }
 
 }  // namespace
