@@ -5,14 +5,18 @@
 #include "core/error.h"
 
 #ifdef STRATASIM_HAVE_MPI
-#include <dlfcn.h>
-#include <link.h>
-#include <mpi.h>
+#include "cli/mpi_api.h"
 #endif
 
 namespace stratasim::mpi {
 
 bool LaunchedByMpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+bool LaunchedByMpiLauncher() {
+  if (LaunchedByMpirun()) return true;
+  const bool in_step = std::getenv("SLURM_STEP_ID") != nullptr;
+  return in_step && (std::getenv("PMIX_RANK") != nullptr || std::getenv("PMI_RANK") != nullptr);
+}
 
 #ifdef STRATASIM_HAVE_MPI
 
@@ -20,66 +24,6 @@ namespace {
 
 constexpr int kTagLine = 1;
 constexpr int kTagDone = 2;
-
-// OpenMPI's functions, looked up in OpenMPI's library itself. SimGrid's library, which every
-// stratasim links, also exports MPI_Init, MPI_Send and the rest (SMPI, its MPI simulator): a
-// plain call would bind to whichever of the two the dynamic linker meets first, which depends
-// on the link order (and gcc's --as-needed), and calling SMPI's aborts ("PMPI_Init in
-// libsimgrid"). The data symbols (MPI_COMM_WORLD is &ompi_mpi_comm_world, MPI_CHAR
-// &ompi_mpi_char) exist only in OpenMPI's library, so they bind to it whatever the order.
-struct Api {
-  decltype(&MPI_Init) init;
-  decltype(&MPI_Initialized) initialized;
-  decltype(&MPI_Finalize) finalize;
-  decltype(&MPI_Comm_rank) comm_rank;
-  decltype(&MPI_Comm_size) comm_size;
-  decltype(&MPI_Bcast) bcast;
-  decltype(&MPI_Send) send;
-  decltype(&MPI_Iprobe) iprobe;
-  decltype(&MPI_Get_count) get_count;
-  decltype(&MPI_Recv) recv;
-  decltype(&MPI_Abort) abort;
-};
-
-const Api& Mpi() {
-  static const Api api = [] {
-    // The loaded object named libmpi.so.*: its data symbols are copied into the program
-    // (copy relocations), so dladdr on MPI_COMM_WORLD would name the program itself.
-    std::string path;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, size_t, void* out) {
-          const std::string name = info->dlpi_name ? info->dlpi_name : "";
-          if (name.find("/libmpi.so") == std::string::npos) return 0;
-          *static_cast<std::string*>(out) = name;
-          return 1;
-        },
-        &path);
-    if (path.empty()) {
-      throw Error("cannot find OpenMPI's library (libmpi.so) among the loaded libraries");
-    }
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-    if (lib == nullptr) throw Error("cannot open " + path);
-    auto get = [&](const char* name) {
-      void* f = dlsym(lib, name);
-      if (f == nullptr) throw Error(path + " has no " + name);
-      return f;
-    };
-    Api a;
-    a.init = reinterpret_cast<decltype(a.init)>(get("MPI_Init"));
-    a.initialized = reinterpret_cast<decltype(a.initialized)>(get("MPI_Initialized"));
-    a.finalize = reinterpret_cast<decltype(a.finalize)>(get("MPI_Finalize"));
-    a.comm_rank = reinterpret_cast<decltype(a.comm_rank)>(get("MPI_Comm_rank"));
-    a.comm_size = reinterpret_cast<decltype(a.comm_size)>(get("MPI_Comm_size"));
-    a.bcast = reinterpret_cast<decltype(a.bcast)>(get("MPI_Bcast"));
-    a.send = reinterpret_cast<decltype(a.send)>(get("MPI_Send"));
-    a.iprobe = reinterpret_cast<decltype(a.iprobe)>(get("MPI_Iprobe"));
-    a.get_count = reinterpret_cast<decltype(a.get_count)>(get("MPI_Get_count"));
-    a.recv = reinterpret_cast<decltype(a.recv)>(get("MPI_Recv"));
-    a.abort = reinterpret_cast<decltype(a.abort)>(get("MPI_Abort"));
-    return a;
-  }();
-  return api;
-}
 
 }  // namespace
 

@@ -16,6 +16,11 @@ bool Available();
 // Whether mpirun started this process: OpenMPI sets OMPI_COMM_WORLD_SIZE in each rank's
 // environment.
 bool LaunchedByMpirun();
+// Whether an MPI launcher started this process: mpirun (above), or Slurm's `srun --mpi=pmix`
+// (or --mpi=pmi2), which give each task its rank through PMIx (PMIX_RANK) or PMI-2 (PMI_RANK)
+// inside a job step (SLURM_STEP_ID). A plain `stratasim` in a batch script has the SLURM_*
+// variables of its allocation but no PMI rank, and stays a single process.
+bool LaunchedByMpiLauncher();
 
 // MPI_COMM_WORLD, initialised on construction and finalised on destruction. Throws
 // stratasim::Error when built without MPI.

@@ -9,6 +9,10 @@
 #include <sstream>
 
 #include "cli/exit_status.h"
+#include "cli/mpi_process_group.h"
+#include "cli/mpi_world.h"
+#include "cli/validate_interrupt.h"
+#include "cli/validate_mpi.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
@@ -40,6 +44,8 @@ struct ValidateOptions {
   double memory_per_rank = 0;
   std::vector<std::string> only;
   std::string calibration;
+  // Multi-process runs: how long a process waits for another (validate/process_group.h).
+  double comm_timeout_s = 300;
 };
 
 // The cluster the plans run on: the backend's hardware, with as many ranks as the scenario
@@ -118,6 +124,20 @@ void WriteReport(const std::string& dir, const validate::ValidationReport& repor
 }
 
 int Validate(const ValidateOptions& o) {
+  // Under mpirun or srun, one process per rank (docs/validate.md, "On a cluster"). The
+  // signals are blocked before MPI starts its threads (cli/validate_interrupt.h).
+  std::unique_ptr<ReportOnInterrupt> interrupt;
+  std::unique_ptr<mpi::MpiProcessGroup> group;
+  if (mpi::LaunchedByMpiLauncher()) {
+    interrupt = std::make_unique<ReportOnInterrupt>();
+    try {
+      group = std::make_unique<mpi::MpiProcessGroup>(o.comm_timeout_s);
+    } catch (const Error& e) {
+      std::cerr << "stratasim validate: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  const bool root = !group || group->rank() == 0;
   Scenario s = LoadScenarioFile(o.scenario);
   if (!s.jobs.empty()) {
     throw UsageError(o.scenario +
@@ -127,14 +147,16 @@ int Validate(const ValidateOptions& o) {
   if (o.warmup) s.training.warmup_iterations = *o.warmup;
   if (o.iterations) s.training.measured_iterations = *o.iterations;
   std::unique_ptr<Backend> backend;
+  const int gpus = s.cluster.NumGpus();
   try {
-    backend = validate::MakeBackend(o.backend, o.ranks);
+    // A process of a multi-process run runs one rank; the host backend is still made for all
+    // of them, as its Describe() then sizes the cluster the plan is simulated on.
+    backend = validate::MakeBackend(o.backend, group && o.backend == "host" ? gpus : o.ranks);
   } catch (const BackendError& e) {
     std::cerr << "stratasim validate: " << e.what() << "\n";
     return 3;
   }
-  const int gpus = s.cluster.NumGpus();
-  if (gpus > backend->NumRanks()) {
+  if (!group && gpus > backend->NumRanks()) {
     std::cerr << "stratasim validate: " << s.file << ": the scenario's cluster has " << gpus
               << " GPUs but backend " << backend->Name() << " offers " << backend->NumRanks()
               << " ranks" << (o.backend == "host" ? " (threads; --ranks N sets more)" : "")
@@ -191,18 +213,45 @@ int Validate(const ValidateOptions& o) {
     }
     planned.push_back(std::move(p));
   }
+  std::vector<std::string> hosts;
+  if (group) {
+    std::vector<PlannedGraph> graphs;
+    for (const Planned& p : planned)
+      graphs.push_back({p.spec->name, p.plan ? &p.plan->graph : nullptr});
+    const Agreement agreement = CheckAgreement(*group, s.file, gpus, graphs);
+    if (!agreement.error.empty()) {
+      std::cerr << "stratasim validate: rank " << group->rank() << ": " << agreement.error << "\n";
+      return 1;
+    }
+    hosts = agreement.hosts;
+  }
 
   const std::string out =
       o.out.empty() ? "stratasim-out/" + s.name + "-validate-" + o.backend : o.out;
-  CreateDirectories(out);
-  if (auto* host = dynamic_cast<const validate::HostBackend*>(backend.get())) {
+  if (root) CreateDirectories(out);
+  auto* host_backend = dynamic_cast<const validate::HostBackend*>(backend.get());
+  if (root && host_backend) {
     WriteFileAtomically(out + "/host-cluster.yaml",
-                        validate::host::HostClusterYaml(host->machine(), gpus));
+                        validate::host::HostClusterYaml(host_backend->machine(), gpus));
   }
   validate::ValidationReport report;
   report.scenario = s.name;
   report.backend = backend->Name();
   report.hardware = Hardware(*backend);
+  if (group) report.hardware += "; " + ProcessesLine(hosts);
+  // Every report write of a multi-process run goes through `interrupt`, so that a SIGTERM
+  // writes a whole report (cli/validate_interrupt.h); other ranks write none.
+  if (interrupt && root) {
+    interrupt->SetWriter([&out](const validate::ValidationReport& r) { WriteReport(out, r); });
+  }
+  auto write_report = [&](const validate::ValidationReport& r) {
+    if (interrupt) {
+      if (root) interrupt->Write(r);
+    } else {
+      WriteReport(out, r);
+    }
+  };
+  bool lost_process = false;  // a process died or hangs: nothing more can run
   report.calibration = o.calibration;
   report.ranks = gpus;
   report.warmup_iterations = sv.training.warmup_iterations;
@@ -217,24 +266,47 @@ int Validate(const ValidateOptions& o) {
     validate::StrategyValidation v;
     v.name = p.spec->name;
     v.kind = p.spec->kind;
-    if (!p.plan) {
-      v.error = p.error;
+    if (!p.plan || lost_process) {
+      v.error = p.plan ? "not run: a process was lost during an earlier strategy" : p.error;
       all_ok = false;
       report.strategies.push_back(v);
-      WriteReport(out, report);
+      write_report(report);
       continue;
     }
     const TaskGraph& g = p.plan->graph;
     v.tasks_total = static_cast<int>(g.tasks().size());
-    std::cerr << "validate: " << v.name << ": running " << g.tasks().size() << " tasks on "
-              << g.num_ranks() << " " << backend->Name() << " ranks\n";
+    if (root) {
+      std::cerr << "validate: " << v.name << ": running " << g.tasks().size() << " tasks on "
+                << g.num_ranks() << " " << backend->Name() << " ranks"
+                << (group ? ", one per process" : "") << "\n";
+    }
     ExecutionTrace measured;
-    try {
-      measured = backend->Run(g, run);
-      v.measured = true;
-    } catch (const BackendError& e) {
-      measured = e.partial();
-      v.error = std::string(validate::ToString(e.kind())) + ": " + e.what();
+    if (group) {
+      if (interrupt && root) interrupt->Running(report, v);
+      GatheredRun gathered;
+      try {
+        gathered = RunAndGather(*backend, g, run, *group);
+      } catch (const validate::ProcessGroupError& e) {
+        // This process cannot reach the others: on rank 0 the report says so; another rank
+        // has no report to write.
+        std::cerr << "stratasim validate: " << e.what() << "\n";
+        if (!root) return 1;
+        gathered.error = e.what();
+        gathered.lost_process = true;
+      }
+      if (!root) continue;
+      measured = std::move(gathered.trace);
+      v.measured = gathered.measured;
+      v.error = gathered.error;
+      lost_process = gathered.lost_process;
+    } else {
+      try {
+        measured = backend->Run(g, run);
+        v.measured = true;
+      } catch (const BackendError& e) {
+        measured = e.partial();
+        v.error = std::string(validate::ToString(e.kind())) + ": " + e.what();
+      }
     }
     for (const TraceRecord& r : measured.records) v.tasks_measured += r.end_s >= 0 ? 1 : 0;
     // The raw trace is kept whatever happened: a failed run's finished tasks are results.
@@ -278,12 +350,20 @@ int Validate(const ValidateOptions& o) {
     }
     all_ok = all_ok && v.measured && v.simulated;
     report.strategies.push_back(v);
-    WriteReport(out, report);
+    write_report(report);
   }
+  if (!root) return 0;
   std::cout << validate::FormatValidationTable(report);
   std::cout << "outputs: " << out
             << "/validation.json, validation.txt, <strategy>.measured.trace.json, "
                "<strategy>.simulated.trace.json, <strategy>.measured.json\n";
+  if (group && lost_process) {
+    // The lost process's peers may be waiting for it (mpirun --enable-recovery keeps them
+    // running): end the whole job.
+    std::cout.flush();
+    std::cerr << "stratasim validate: a process was lost; ending every process (MPI_Abort)\n";
+    group->Abort(1);
+  }
   return all_ok ? 0 : 1;
 }
 
@@ -307,7 +387,10 @@ int ValidateCommand(const std::vector<std::string>& args) {
       "fail a run whose memory events exceed this per rank (e.g. \"16GiB\"), as a device of "
       "that size would; default: the backend's")(
       "calibration", po::value<std::string>(),
-      "calibration file for the simulation (written by `stratasim calibrate`)");
+      "calibration file for the simulation (written by `stratasim calibrate`)")(
+      "comm-timeout", po::value<double>()->default_value(300),
+      "under mpirun/srun: seconds a process waits for another before naming it as dead or "
+      "hung");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   ValidateOptions o;
@@ -343,6 +426,8 @@ int ValidateCommand(const std::vector<std::string>& args) {
     }
     if (vm.count("strategy")) o.only = vm["strategy"].as<std::vector<std::string>>();
     if (vm.count("calibration")) o.calibration = vm["calibration"].as<std::string>();
+    o.comm_timeout_s = vm["comm-timeout"].as<double>();
+    if (!(o.comm_timeout_s > 0)) throw po::error("--comm-timeout must be > 0 seconds");
     if (o.backend != "host" && o.backend != "cuda") {
       throw po::error("--backend " + o.backend + ": must be host or cuda");
     }
