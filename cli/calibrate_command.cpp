@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
+#include "cli/calibrate_fabric.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "report/atomic_file.h"
@@ -101,7 +103,14 @@ int CalibrateCommand(const std::vector<std::string>& args) {
       "min-bytes", po::value<std::string>()->default_value("1KiB"), "smallest collective size")(
       "max-bytes", po::value<std::string>()->default_value("16MiB"),
       "largest collective size (sizes grow 4x)")(
-      "quick", po::bool_switch(), "fewer repetitions and smaller sweeps (tests, smoke checks)");
+      "quick", po::bool_switch(), "fewer repetitions and smaller sweeps (tests, smoke checks)")(
+      "fabric", po::bool_switch(),
+      "measure the links instead (nccl-tests-like sweeps per link class, 8 B doubling to "
+      "--max-bytes: default 8GiB on cuda, 64MiB on host, 1MiB with --quick); run under "
+      "`mpirun -np N` for one process per rank, else one process runs --ranks ranks")(
+      "protocols", po::value<std::string>()->default_value("simple"),
+      "--fabric: protocols to sweep, comma-separated (host: simple; cuda: simple, ll, ll128 "
+      "via NCCL_PROTO)");
   CalibrateOptions o;
   try {
     po::variables_map vm;
@@ -131,6 +140,30 @@ int CalibrateCommand(const std::vector<std::string>& args) {
       throw po::error("--min-bytes must be >= 4 and <= --max-bytes");
     }
     o.quick = vm["quick"].as<bool>();
+    if (vm["fabric"].as<bool>()) {
+      FabricCalibrateOptions f;
+      f.backend = o.backend;
+      f.out = o.out;
+      f.ranks = o.ranks;
+      f.dtype = o.dtype;
+      f.quick = o.quick;
+      // The fabric sweep's own defaults (nccl-tests -b 8 -e 8G) unless given.
+      if (!vm["min-bytes"].defaulted()) f.min_bytes = o.min_bytes;
+      if (!vm["max-bytes"].defaulted()) f.max_bytes = o.max_bytes;
+      f.protocols.clear();
+      std::istringstream list(vm["protocols"].as<std::string>());
+      for (std::string p; std::getline(list, p, ',');) {
+        const bool known = p == "simple" || p == "ll" || p == "ll128";
+        if (!known || (o.backend == "host" && p != "simple")) {
+          throw po::error("--protocols " + p + ": " +
+                          (known ? "the host backend has one transport: simple"
+                                 : "not a protocol (simple, ll, ll128)"));
+        }
+        f.protocols.push_back(p);
+      }
+      if (f.protocols.empty()) throw po::error("--protocols: give at least one");
+      return CalibrateFabric(f);
+    }
   } catch (const po::error& e) {
     std::cerr << "stratasim calibrate: " << e.what() << "\n";
     return 2;

@@ -174,6 +174,26 @@ std::string CalibrationToYaml(const Calibration& c) {
         << "us\", bandwidth: \"" << Num(cc.bandwidth_Bps) << "B/s\"}\n";
     }
   }
+  if (!c.link_efficiency.empty()) {
+    y << "links: {";
+    const char* sep = "";
+    for (const auto& [kind, efficiency] : c.link_efficiency) {
+      y << sep << ToString(kind) << ": " << Num(efficiency);
+      sep = ", ";
+    }
+    y << "}\n";
+  }
+  if (!c.fabric.empty()) {
+    // Written by `calibrate --fabric` (validate/fabric_fit.h): per-hop latency and achievable
+    // bandwidth per link class and protocol.
+    y << "fabric:\n";
+    for (const FabricCalibration& f : c.fabric) {
+      y << "  - {class: " << f.link_class << ", protocol: " << f.protocol;
+      if (!f.gpu.empty()) y << ", gpu: " << f.gpu;
+      y << ", latency: \"" << Num(f.latency_s * 1e6) << "us\", bandwidth: \""
+        << Num(f.bandwidth_Bps) << "B/s\"}\n";
+    }
+  }
   return y.str();
 }
 

@@ -164,5 +164,26 @@ TEST(CalibrationFit, CompressionTimesReadBack) {
   EXPECT_EQ(read.gpus[0].FindCompression(CompressionMethod::kCasq), nullptr);
 }
 
+TEST(CalibrationFit, LinksAndFabricReadBack) {
+  Calibration c;
+  c.link_efficiency[LinkKind::kNic] = 0.93;
+  c.link_efficiency[LinkKind::kNvSwitch] = 0.8;
+  c.fabric.push_back({"intra", "simple", "", 3.25e-6, 12.5e9});
+  c.fabric.push_back({"inter", "ll", "H100-SXM5", 1.5e-5, 1.234567891e9});
+  const std::string yaml = CalibrationToYaml(c);
+  EXPECT_NE(yaml.find("  - {class: intra, protocol: simple, latency: \"3.25us\", bandwidth: "
+                      "\"1.25e+10B/s\"}\n"),
+            std::string::npos)
+      << yaml;
+  const Calibration read = LoadCalibrationText(yaml, "cal.yaml");
+  EXPECT_DOUBLE_EQ(read.link_efficiency.at(LinkKind::kNic), 0.93);
+  EXPECT_DOUBLE_EQ(read.link_efficiency.at(LinkKind::kNvSwitch), 0.8);
+  ASSERT_EQ(read.fabric.size(), 2u);
+  const FabricCalibration* inter = read.FindFabric("inter", "ll", "H100-SXM5");
+  ASSERT_NE(inter, nullptr);
+  EXPECT_NEAR(inter->latency_s, 1.5e-5, 1e-15);
+  EXPECT_NEAR(inter->bandwidth_Bps, 1.234567891e9, 1e-8 * 1.234567891e9);
+}
+
 }  // namespace
 }  // namespace stratasim::validate
