@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -214,6 +215,17 @@ ExecutionTrace CudaBackend::Run(const TaskGraph& g, const RunOptions& options) {
   limits.devices = ranks_;
   limits.memory_limit_bytes_per_rank = options.memory_limit_bytes_per_rank;
   limits.seed = options.seed;
+  limits.processes = options.processes;
+  if (options.processes != nullptr) {
+    ProcessGroup* pg = options.processes;
+    // The common start: every process takes its own clock's reading as it leaves one barrier,
+    // so the instants differ by the barrier's exit skew (MPI: microseconds on one host, tens
+    // of microseconds across hosts).
+    limits.common_start = [pg] {
+      pg->Barrier();
+      return std::chrono::steady_clock::now();
+    };
+  }
   return cuda::ExecuteOnCuda(g, limits);
 }
 
