@@ -46,8 +46,9 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// The process-group channel of the message that says task `id` ended.
-int Channel(TaskId id) { return static_cast<int>(id % (ProcessGroup::kMaxChannel + 1)); }
+// The process-group channel of the message that says task `id` ended; kMaxChannel itself is
+// left to the clock synchronisation (validate/clock_sync.h).
+int Channel(TaskId id) { return static_cast<int>(id % ProcessGroup::kMaxChannel); }
 
 std::string FormatS(double s) {
   std::ostringstream out;
@@ -545,7 +546,11 @@ ExecutionTrace CudaRun::ExecuteProcess() {
     if (!abort_) Guard(r, [&] { EnqueueAll(r); });
     worker_done_ = true;
   });
-  Watch(s);
+  try {
+    Watch(s);
+  } catch (const std::exception& e) {  // the worker must still be joined
+    Fail(BackendError::Kind::kExecution, "rank " + std::to_string(r) + ": " + e.what());
+  }
   worker.join();
   ExecutionTrace trace = Trace();
   if (failed_) throw BackendError(kind_, message_, trace);
