@@ -64,6 +64,7 @@ ExecutionTrace HostBackend::Run(const TaskGraph& g, const RunOptions& options) {
                                            ? options.memory_limit_bytes_per_rank
                                            : machine_->memory_bytes / ranks_;
   limits.workspace_limit_bytes = machine_->memory_bytes * kWorkspaceShare;
+  limits.processes = options.processes;
   return host::ExecuteOnHost(g, limits);
 }
 

@@ -90,6 +90,20 @@ std::string HostCollectiveAlgorithm(CollectiveKind kind) {
   return "direct";
 }
 
+std::size_t CollectiveSendFloats(const Collective& c, int member) {
+  return Floats(SendBytes(c, member));
+}
+
+std::size_t CollectiveRecvFloats(const Collective& c, int member) {
+  return Floats(RecvBytes(c, member));
+}
+
+std::size_t CollectiveChunkBegin(std::size_t total, int parts, int j) {
+  return ChunkBegin(total, parts, j);
+}
+
+int CollectiveRootMember(const Collective& c) { return RootMember(c); }
+
 double CollectiveWorkspaceBytes(const Collective& c, int member) {
   // Rounded to whole floats, each buffer separately (the layout Send/Recv use).
   return static_cast<double>(Floats(SendBytes(c, member)) + Floats(RecvBytes(c, member))) * kFloat;

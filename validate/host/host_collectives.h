@@ -23,6 +23,7 @@
 #ifndef STRATASIM_VALIDATE_HOST_HOST_COLLECTIVES_H_
 #define STRATASIM_VALIDATE_HOST_HOST_COLLECTIVES_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,16 @@ std::string HostCollectiveAlgorithm(CollectiveKind kind);
 
 // Bytes of workspace a member of `c` needs (send and receive buffers).
 double CollectiveWorkspaceBytes(const Collective& c, int member);
+
+// The layout of that workspace, as floats: the send buffer (in place for the ring
+// collectives), then the receive buffer.
+std::size_t CollectiveSendFloats(const Collective& c, int member);
+std::size_t CollectiveRecvFloats(const Collective& c, int member);
+// The first element of chunk `j` of `total` elements cut into `parts` (the ring's chunks and
+// the pipelines' slices).
+std::size_t CollectiveChunkBegin(std::size_t total, int parts, int j);
+// The member index of c.root (rooted collectives).
+int CollectiveRootMember(const Collective& c);
 
 // One execution of one collective by its members.
 class GroupRun {

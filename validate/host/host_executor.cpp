@@ -1,6 +1,7 @@
 #include "validate/host/host_executor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -12,8 +13,10 @@
 #include "core/graph_index.h"
 #include "core/units.h"
 #include "validate/backend.h"
+#include "validate/clock_sync.h"
 #include "validate/host/host_collectives.h"
 #include "validate/host/host_kernels.h"
+#include "validate/host/host_process_collectives.h"
 #include "validate/host/sync.h"
 
 namespace stratasim::validate::host {
@@ -42,7 +45,12 @@ struct Transfer {
 class Execution {
  public:
   Execution(const TaskGraph& g, const ExecutorLimits& limits)
-      : g_(g), limits_(limits), index_(g), done_(g.tasks().size(), 0), records_(g.tasks().size()) {
+      : g_(g),
+        limits_(limits),
+        pg_(limits.processes),
+        index_(g),
+        done_(g.tasks().size(), 0),
+        records_(g.tasks().size()) {
     abort_.Subscribe(&cv_, &mu_);
     allocated_.assign(static_cast<std::size_t>(std::max(0, g.num_ranks())), 0.0);
     for (TraceRecord& r : records_) r.start_s = r.end_s = r.peers_joined_s = -1;
@@ -54,11 +62,16 @@ class Execution {
 
   ExecutionTrace Run() {
     CheckRanks();
+    if (pg_) CheckMultiProcess();
     BuildLanes();
-    AllocateWorkspaces();
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) records_[i].task = static_cast<TaskId>(i);
-    for (const Collective& c : g_.collectives()) {
-      groups_.push_back(std::make_unique<GroupRun>(c, &abort_));
+    if (pg_) {
+      AgreeToStart();
+    } else {
+      AllocateWorkspaces();
+      for (const Collective& c : g_.collectives()) {
+        groups_.push_back(std::make_unique<GroupRun>(c, &abort_));
+      }
     }
     Barrier start(static_cast<int>(lanes_.size()) + 1, &abort_);
     std::vector<std::thread> threads;
@@ -77,8 +90,17 @@ class Execution {
       Rethrow(MakeTrace());
     }
     // The common time origin: taken before any thread can read the clock (they are all held
-    // at the start barrier, whose mutex orders this write before their reads).
-    clock_.Reset();
+    // at the start barrier, whose mutex orders this write before their reads). Processes agree
+    // on an instant ahead of now instead, which each lane waits for.
+    if (pg_) {
+      try {
+        clock_.SetOrigin(SyncClocks(*pg_).start);
+      } catch (...) {
+        abort_.Abort(std::current_exception());
+      }
+    } else {
+      clock_.Reset();
+    }
     try {
       start.Wait(clock_);
     } catch (const Aborted&) {
@@ -91,6 +113,19 @@ class Execution {
 
  private:
   void CheckRanks() const {
+    if (pg_) {
+      // One process per rank: this process needs one rank's threads, whatever limits_.ranks.
+      if (pg_->size() != g_.num_ranks()) {
+        std::ostringstream m;
+        m << "host backend: the plan has " << g_.num_ranks() << " ranks but " << pg_->size()
+          << " processes run it (one process per rank: start " << g_.num_ranks()
+          << " processes, e.g. mpirun -np " << g_.num_ranks() << ")";
+        throw BackendError(pg_->size() < g_.num_ranks() ? BackendError::Kind::kTooFewRanks
+                                                        : BackendError::Kind::kExecution,
+                           m.str());
+      }
+      return;
+    }
     if (g_.num_ranks() > limits_.ranks) {
       std::ostringstream m;
       m << "host backend: the plan needs " << g_.num_ranks() << " ranks but this run has "
@@ -100,9 +135,71 @@ class Execution {
     }
   }
 
+  // What a multi-process run cannot do, found from the graph alone, so that every process
+  // refuses it alike without talking.
+  void CheckMultiProcess() const {
+    // Every process runs one rank: a dependency on another rank's task could only be waited
+    // for by a message the graph does not have. Ranks meet through collectives and send/recv
+    // pairs, which carry their own synchronisation.
+    for (const Task& t : g_.tasks()) {
+      for (TaskId d : t.deps) {
+        const Task& dep = g_.task(d);
+        if (dep.rank == t.rank) continue;
+        throw BackendError(BackendError::Kind::kExecution,
+                           "host backend: " + Describe(t) + " depends on " + Describe(dep) +
+                               ", of another rank; in a multi-process run ranks meet only "
+                               "through collectives and send/recv pairs, so this plan cannot "
+                               "run one process per rank");
+      }
+    }
+    const long long channels = static_cast<long long>(g_.collectives().size()) +
+                               static_cast<long long>(index_.transfers());
+    if (channels > ClockSyncOptions{}.channel) {
+      throw BackendError(BackendError::Kind::kExecution,
+                         "host backend: the plan has " + std::to_string(channels) +
+                             " collectives and transfers, more than the " +
+                             std::to_string(ClockSyncOptions{}.channel) +
+                             " message channels of a multi-process run");
+    }
+  }
+
+  // A multi-process run's workspaces, and every process's word that it is ready: a process
+  // that cannot start (out of memory) ends the run on all of them with its reason, instead of
+  // leaving its peers to time out.
+  void AgreeToStart() {
+    std::string status;
+    std::exception_ptr mine;
+    try {
+      AllocateWorkspaces();
+    } catch (const BackendError& e) {
+      mine = std::current_exception();
+      status = std::to_string(static_cast<int>(e.kind())) + " " + e.what();
+    }
+    std::vector<std::string> all;
+    try {
+      all = pg_->AllGather(status);
+    } catch (const ProcessGroupError& e) {
+      throw BackendError(BackendError::Kind::kCommunication,
+                         std::string("host backend: ") + e.what(), MakeTrace());
+    }
+    if (mine) std::rethrow_exception(mine);
+    for (std::size_t p = 0; p < all.size(); ++p) {
+      if (all[p].empty()) continue;
+      const std::size_t space = all[p].find(' ');
+      const int kind = std::atoi(all[p].substr(0, space).c_str());
+      std::string why = space == std::string::npos ? all[p] : all[p].substr(space + 1);
+      const std::string prefix = "host backend: ";
+      if (why.compare(0, prefix.size(), prefix) == 0) why = why.substr(prefix.size());
+      throw BackendError(static_cast<BackendError::Kind>(kind),
+                         prefix + "rank " + std::to_string(p) + " cannot start: " + why,
+                         MakeTrace());
+    }
+  }
+
   void BuildLanes() {
     std::map<std::pair<int, int>, std::size_t> index;
     for (const Task& t : g_.tasks()) {
+      if (pg_ && t.rank != pg_->rank()) continue;  // another process runs it
       auto key = std::make_pair(t.rank, t.stream);
       auto it = index.find(key);
       if (it == index.end()) {
@@ -133,7 +230,9 @@ class Execution {
           return ComputeWorkspaceBytes(t);
         case TaskKind::kCollective: {
           const Collective& c = g_.collectives()[static_cast<std::size_t>(t.collective)];
-          return CollectiveWorkspaceBytes(c, GraphIndex::Member(c, t));
+          const int member = GraphIndex::Member(c, t);
+          return CollectiveWorkspaceBytes(c, member) +
+                 (pg_ ? ProcessCollectiveScratchBytes(c, member) : 0.0);
         }
         case TaskKind::kSend:
         case TaskKind::kRecv:
@@ -195,6 +294,7 @@ class Execution {
   void LaneMain(Lane& lane, Barrier& start) {
     try {
       start.Wait(clock_);
+      if (pg_) std::this_thread::sleep_until(clock_.origin());
       for (TaskId id : lane.tasks) {
         const Task& t = g_.task(id);
         WaitForDeps(t);
@@ -202,7 +302,11 @@ class Execution {
           RunTask(t, lane);
         } catch (const Aborted&) {
           throw;
+        } catch (const Cancelled&) {
+          throw;
         } catch (const BackendError&) {
+          throw;
+        } catch (const ProcessGroupError&) {
           throw;
         } catch (const std::bad_alloc&) {
           throw BackendError(BackendError::Kind::kOutOfMemory,
@@ -216,6 +320,7 @@ class Execution {
         cv_.notify_all();
       }
     } catch (const Aborted&) {
+    } catch (const Cancelled&) {
     } catch (...) {
       abort_.Abort(std::current_exception());
     }
@@ -250,15 +355,32 @@ class Execution {
         break;
       case TaskKind::kCollective: {
         const Collective& c = g_.collectives()[static_cast<std::size_t>(t.collective)];
-        groups_[static_cast<std::size_t>(t.collective)]->Run(GraphIndex::Member(c, t), ws, clock_,
-                                                             &joined);
+        if (pg_) {
+          // This process's own join time; the merge of the processes' traces takes the
+          // members' latest (RunOptions::processes).
+          RunCollectiveOverProcesses(c, GraphIndex::Member(c, t), ws, *pg_, t.collective,
+                                     WaitFor(t, std::string(ToString(c.kind))));
+        } else {
+          groups_[static_cast<std::size_t>(t.collective)]->Run(GraphIndex::Member(c, t), ws, clock_,
+                                                               &joined);
+        }
         break;
       }
       case TaskKind::kSend:
-        joined = RunSend(t, ws, start);
+        if (pg_) {
+          pg_->Send(t.peer, TransferChannel(t), ws, static_cast<std::size_t>(t.bytes),
+                    WaitFor(t, "send"));
+        } else {
+          joined = RunSend(t, ws, start);
+        }
         break;
       case TaskKind::kRecv:
-        joined = RunRecv(t, ws, start);
+        if (pg_) {
+          pg_->Recv(t.peer, TransferChannel(t), ws, static_cast<std::size_t>(t.bytes),
+                    WaitFor(t, "recv"));
+        } else {
+          joined = RunRecv(t, ws, start);
+        }
         break;
     }
     const double end = t.kind == TaskKind::kMemory ? start : clock_.Now();
@@ -267,6 +389,19 @@ class Execution {
     rec.start_s = start;
     rec.peers_joined_s = std::max(start, joined);
     rec.end_s = end;
+  }
+
+  // A data-plane call's description for its error message, and the run's abort as its
+  // cancellation.
+  Wait WaitFor(const Task& t, const std::string& kind) {
+    return Wait{kind + " '" + t.name + "' (task " + std::to_string(t.id) + ")",
+                [this] { return abort_.aborted(); }};
+  }
+
+  // Channels: collective ids first, then the transfers (CheckMultiProcess keeps them below
+  // the clock sync's).
+  int TransferChannel(const Task& t) const {
+    return static_cast<int>(g_.collectives().size()) + index_.TransferNumber(t);
   }
 
   void Account(const Task& t) {
@@ -339,6 +474,10 @@ class Execution {
       std::rethrow_exception(abort_.error());
     } catch (const BackendError& e) {
       throw BackendError(e.kind(), e.what(), std::move(partial));
+    } catch (const ProcessGroupError& e) {
+      // A peer process failed, hung or died: its rank is in the message.
+      throw BackendError(BackendError::Kind::kCommunication,
+                         std::string("host backend: ") + e.what(), std::move(partial));
     } catch (const std::exception& e) {
       throw BackendError(BackendError::Kind::kExecution, std::string("host backend: ") + e.what(),
                          std::move(partial));
@@ -347,6 +486,7 @@ class Execution {
 
   const TaskGraph& g_;
   const ExecutorLimits limits_;
+  ProcessGroup* const pg_;  // a multi-process run's group, else nullptr
   const GraphIndex index_;
   Clock clock_;
   AbortFlag abort_;

@@ -5,6 +5,7 @@
 
 #include "core/task_graph.h"
 #include "core/trace.h"
+#include "validate/process_group.h"
 
 namespace stratasim::validate::host {
 
@@ -12,6 +13,11 @@ struct ExecutorLimits {
   int ranks = 1;                           // ranks the hardware offers
   double memory_limit_bytes_per_rank = 0;  // kMemory ledger limit (0: no limit)
   double workspace_limit_bytes = 0;        // all threads' buffers together (0: no limit)
+  // A multi-process run (RunOptions::processes, backend.h): this process runs only the lanes
+  // of rank processes->rank(); collectives and send/recv pairs go through the ProcessGroup
+  // (host_process_collectives.h); trace times count from the start instant the processes
+  // agree on (validate/clock_sync.h). nullptr: every rank runs here, on shared memory.
+  ProcessGroup* processes = nullptr;
 };
 
 // Runs `g` once. Throws BackendError (validate/backend.h) with the partial trace.

@@ -21,6 +21,9 @@ class Clock {
  public:
   Clock() : origin_(std::chrono::steady_clock::now()) {}
   void Reset() { origin_ = std::chrono::steady_clock::now(); }
+  // A multi-process run's common start instant (validate/clock_sync.h), on this process's clock.
+  void SetOrigin(std::chrono::steady_clock::time_point origin) { origin_ = origin; }
+  std::chrono::steady_clock::time_point origin() const { return origin_; }
   double Now() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
   }
