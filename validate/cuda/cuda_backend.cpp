@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "kernels/device_buffer.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "validate/clock_sync.h"
 #include "validate/cuda/cuda_executor.h"
 #include "validate/cuda/nccl_ops.h"
 #include "validate/cuda/task_kernels.h"
@@ -218,13 +218,9 @@ ExecutionTrace CudaBackend::Run(const TaskGraph& g, const RunOptions& options) {
   limits.processes = options.processes;
   if (options.processes != nullptr) {
     ProcessGroup* pg = options.processes;
-    // The common start: every process takes its own clock's reading as it leaves one barrier,
-    // so the instants differ by the barrier's exit skew (MPI: microseconds on one host, tens
-    // of microseconds across hosts).
-    limits.common_start = [pg] {
-      pg->Barrier();
-      return std::chrono::steady_clock::now();
-    };
+    // The processes' clocks aligned by Cristian's algorithm (clock_sync.h): one start instant,
+    // on each process's own clock, that the traces count from.
+    limits.common_start = [pg] { return SyncClocks(*pg).start; };
   }
   return cuda::ExecuteOnCuda(g, limits);
 }

@@ -4,21 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kernels/device.h"
 #include "validate/backend.h"
+#include "validate/clock_sync.h"
 #include "validate/cuda/cuda_executor.h"
 #include "validate/cuda/test_processes.h"
+#include "validate/local_process_group.h"
 
 namespace stratasim::validate::cuda {
 namespace {
 
 // Every rank: a GEMM, then an all-reduce of 16 MB over all ranks after it; with two ranks also
-// a 4 MB transfer from rank 0 to rank 1 after the all-reduce.
+// a 4 MB transfer from rank 0 to rank 1, and a GEMM of rank 1 that depends on rank 0's first
+// GEMM (another process's task: a message over the process group).
 TaskGraph Graph(int ranks) {
   TaskGraph g(ranks);
   const int compute = g.Stream("compute"), comm = g.Stream("comm");
@@ -45,6 +48,12 @@ TaskGraph Graph(int ranks) {
     end.stream = comm;
     end.name = "activations";
     g.AddTransfer(0, 1, 4e6, end, end);
+    Task after = GemmTask(GemmShape{1024, 1024, 1024, 1}, DType::kBF16);
+    after.rank = 1;
+    after.stream = compute;
+    after.name = "after_rank0";
+    after.deps = {gemms[0]};
+    g.Add(after);
   }
   return g;
 }
@@ -71,20 +80,17 @@ TEST(CudaMultiProcessGpu, EachProcessMeasuresOnlyItsRank) {
   if (!reason.empty()) GTEST_SKIP() << reason;
   const int n = std::min(2, kernels::CudaDeviceCount());
   const TaskGraph g = Graph(n);
-  Rounds rounds(n);
+  std::vector<std::unique_ptr<ProcessGroup>> pgs = LocalProcessGroups(n, 60);
   std::vector<ExecutionTrace> traces(n);
   std::vector<std::string> errors(n);
   std::vector<std::thread> threads;
   for (int p = 0; p < n; ++p) {
     threads.emplace_back([&, p] {
-      ThreadProcessGroup pg(rounds, p, n, "localhost");
+      ProcessGroup& pg = *pgs[p];
       CudaRunLimits limits;
       limits.devices = kernels::CudaDeviceCount();
       limits.processes = &pg;
-      limits.common_start = [&pg] {
-        pg.Barrier();
-        return std::chrono::steady_clock::now();
-      };
+      limits.common_start = [&pg] { return SyncClocks(pg).start; };
       try {
         traces[p] = ExecuteOnCuda(g, limits);
       } catch (const BackendError& e) {
