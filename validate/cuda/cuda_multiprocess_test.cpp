@@ -1,5 +1,5 @@
 // The cuda backend's multi-process path (RunOptions::processes): processes are threads of this
-// test, talking through an in-memory control plane; on a GPU machine each runs its rank on its
+// test, talking through LocalProcessGroups; on a GPU machine each runs its rank on its
 // own device with NCCL communicators bootstrapped over that control plane.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@
 #include "validate/backend.h"
 #include "validate/clock_sync.h"
 #include "validate/cuda/cuda_executor.h"
-#include "validate/cuda/test_processes.h"
 #include "validate/local_process_group.h"
 
 namespace stratasim::validate::cuda {
@@ -60,10 +59,9 @@ TaskGraph Graph(int ranks) {
 
 TEST(CudaMultiProcess, RefusesAProcessCountUnlikeThePlansRanks) {
   // Checked before any device is touched: runs without a GPU.
-  Rounds rounds(1);
-  ThreadProcessGroup pg(rounds, 0, 1, "localhost");
+  std::vector<std::unique_ptr<ProcessGroup>> pgs = LocalProcessGroups(1, 10);
   CudaRunLimits limits;
-  limits.processes = &pg;
+  limits.processes = pgs[0].get();
   try {
     ExecuteOnCuda(Graph(2), limits);
     FAIL() << "no error";

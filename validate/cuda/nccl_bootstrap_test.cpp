@@ -1,5 +1,5 @@
 // The NCCL bootstrap of multi-process cuda runs, without a GPU: processes are threads talking
-// through an in-memory ProcessGroup, and NCCL is a stub that records every call.
+// through LocalProcessGroups, and NCCL is a stub that records every call.
 #include "validate/cuda/nccl_bootstrap.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "validate/cuda/test_processes.h"
+#include "validate/local_process_group.h"
 
 namespace stratasim::validate::cuda {
 namespace {
@@ -110,7 +110,7 @@ template <typename Body>
 Outcome RunProcesses(StubNccl& nccl, const std::vector<std::string>& hosts,
                      const std::vector<CommGroup>& groups, Body body) {
   const int n = static_cast<int>(hosts.size());
-  Rounds rounds(n);
+  std::vector<std::unique_ptr<ProcessGroup>> processes = LocalProcessGroups(n, 10, hosts);
   Outcome out;
   out.errors.assign(n, "");
   out.kinds.assign(n, BackendError::Kind::kExecution);
@@ -118,9 +118,8 @@ Outcome RunProcesses(StubNccl& nccl, const std::vector<std::string>& hosts,
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       tls_rank = r;
-      ThreadProcessGroup pg(rounds, r, n, hosts[r]);
       try {
-        NcclBootstrap boot(pg, nccl.Calls(), groups);
+        NcclBootstrap boot(*processes[r], nccl.Calls(), groups);
         body(r, boot);
       } catch (const BackendError& e) {
         out.errors[r] = e.what();
