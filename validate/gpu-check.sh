@@ -7,7 +7,9 @@
 #   3. calibrates the simulator with the cuda backend (`stratasim calibrate --backend cuda`);
 #   4. validates the quickstart scenario at the size the GPUs allow (one server of all visible
 #      GPUs: on one H200, a one-GPU plan whose collectives still run through a single-rank NCCL
-#      communicator), uncalibrated and calibrated, and prints both error tables.
+#      communicator), uncalibrated and calibrated, and prints both error tables;
+#   5. validates it on one GPU under `mpirun -np 1` (the multi-process path; skipped without
+#      mpirun).
 # Machines without the simulator's dependencies (SimGrid, yaml-cpp, Boost, nlohmann-json,
 # Eigen) build the standalone GPU project instead (validate/cuda/standalone/), which runs
 # steps 1-2 only; the output says so. Nothing needs the network.
@@ -151,6 +153,25 @@ if [[ $MODE == full && -x "$CLI" ]]; then
         { tail -20 "$OUT_DIR/validate-calibrated.log"; fail "validate --calibration"; }
       [[ -f "$OUT_DIR/validate-cuda-calibrated/validation.txt" ]] &&
         cat "$OUT_DIR/validate-cuda-calibrated/validation.txt"
+    fi
+
+    # The multi-process path (issue 26): one process per GPU under mpirun, the NCCL unique id
+    # broadcast over MPI (validate/cuda/nccl_bootstrap.h); here one process on one GPU.
+    step "validate under mpirun -np 1 (the multi-process cuda path, one GPU)"
+    if ! command -v mpirun >/dev/null 2>&1; then
+      echo "mpirun not found (Debian: apt-get install openmpi-bin): skipped"
+    else
+      SCEN1=$OUT_DIR/quickstart-1gpu.yaml
+      sed -e "s/^name: quickstart$/name: quickstart-1gpu/" -e 's/^      count: 2$/      count: 1/' \
+          -e "s/^      gpus_per_server: 8$/      gpus_per_server: 1/" \
+          -e 's/nics: {count: 8,/nics: {count: 1,/' "$ROOT/scenarios/quickstart.yaml" >"$SCEN1"
+      MPI_FLAGS=(-np 1)
+      [[ $(id -u) -eq 0 ]] && MPI_FLAGS+=(--allow-run-as-root)
+      timeout $(( $(left) / 2 > 30 ? $(left) / 2 : 30 )) mpirun "${MPI_FLAGS[@]}" "$CLI" validate \
+        "$SCEN1" --backend cuda -o "$OUT_DIR/validate-cuda-mpi" >"$OUT_DIR/validate-mpi.log" 2>&1 ||
+        { tail -20 "$OUT_DIR/validate-mpi.log"; fail "mpirun -np 1 validate --backend cuda"; }
+      [[ -f "$OUT_DIR/validate-cuda-mpi/validation.txt" ]] &&
+        cat "$OUT_DIR/validate-cuda-mpi/validation.txt"
     fi
   else
     echo "this stratasim has no 'validate --backend cuda': skipped"

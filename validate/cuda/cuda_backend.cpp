@@ -13,6 +13,7 @@
 #include "kernels/device_buffer.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "validate/clock_sync.h"
 #include "validate/cuda/cuda_executor.h"
 #include "validate/cuda/nccl_ops.h"
 #include "validate/cuda/task_kernels.h"
@@ -214,6 +215,13 @@ ExecutionTrace CudaBackend::Run(const TaskGraph& g, const RunOptions& options) {
   limits.devices = ranks_;
   limits.memory_limit_bytes_per_rank = options.memory_limit_bytes_per_rank;
   limits.seed = options.seed;
+  limits.processes = options.processes;
+  if (options.processes != nullptr) {
+    ProcessGroup* pg = options.processes;
+    // The processes' clocks aligned by Cristian's algorithm (clock_sync.h): one start instant,
+    // on each process's own clock, that the traces count from.
+    limits.common_start = [pg] { return SyncClocks(*pg).start; };
+  }
   return cuda::ExecuteOnCuda(g, limits);
 }
 

@@ -6,8 +6,9 @@
 // one-GPU machine that means one-rank plans: validate plans the scenario at the size the
 // devices allow, and the cuda backend then still runs every collective of the plan through a
 // single-rank NCCL communicator (a real NCCL call, a local copy), so the calls are exercised
-// even where their cost is not. Multi-node runs (one process per node, ncclUniqueId
-// broadcast by OpenMPI) are not implemented.
+// even where their cost is not. Multi-process runs (`mpirun -np N`, one process per GPU,
+// RunOptions::processes) run rank processes->rank() on a device of this host chosen by the
+// local rank, with NCCL communicators bootstrapped over the process group (nccl_bootstrap.h).
 #ifndef STRATASIM_VALIDATE_CUDA_CUDA_BACKEND_H_
 #define STRATASIM_VALIDATE_CUDA_CUDA_BACKEND_H_
 

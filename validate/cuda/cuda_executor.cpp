@@ -5,8 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "kernels/device_buffer.h"
 #include "kernels/gemm.h"
 #include "validate/backend.h"
+#include "validate/cuda/nccl_bootstrap.h"
 #include "validate/cuda/nccl_ops.h"
 #include "validate/cuda/task_kernels.h"
 #include "validate/stream_priorities.h"
@@ -30,6 +34,27 @@ using kernels::PinnedBuffer;
 // How long the GPUs may take to drain after the last task was enqueued before the run is
 // declared hung (a collective whose peers never come) and its communicators are aborted.
 constexpr double kDrainTimeoutS = 600;
+// A multi-process run, once its communicators are aborted: how long its streams may take to
+// drain before the run ends without them. ncclCommAbort makes NCCL's kernels return (NCCL
+// user guide, "Fault tolerance"), so this is a bound, not an expected wait.
+constexpr double kAbortDrainS = 10;
+// How long a multi-process run's worker thread, told to stop, may take before the
+// communicators are aborted under it (it is then blocked in an NCCL call).
+constexpr double kWorkerStopS = 1;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The process-group channel of the message that says task `id` ended; kMaxChannel itself is
+// left to the clock synchronisation (validate/clock_sync.h).
+int Channel(TaskId id) { return static_cast<int>(id % ProcessGroup::kMaxChannel); }
+
+std::string FormatS(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
 
 double Seconds(Clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -42,9 +67,12 @@ std::string Gib(double bytes) { return std::to_string(bytes / (1024.0 * 1024 * 1
 // What one rank (device, host thread) owns.
 struct RankState {
   // Members free device resources: make this rank's device current for them.
-  ~RankState() { cudaSetDevice(rank); }
+  ~RankState() {
+    if (device >= 0) cudaSetDevice(device);
+  }
 
   int rank = 0;
+  int device = -1;                    // -1: another process runs this rank
   std::vector<cudaStream_t> streams;  // by graph stream index; nullptr where unused
   // Per graph stream that runs compute tasks: its own cuBLAS handle and workspace (cuBLAS
   // kernels on concurrent streams must not share a workspace: stream-K GEMMs keep counters in
@@ -72,7 +100,9 @@ class CudaRun {
         enqueued_(g.tasks().size()),
         plans_(g.tasks().size()),
         index_(g),
-        clique_(g.tasks().size(), nullptr) {}
+        clique_(g.tasks().size(), nullptr),
+        pg_(limits.processes),
+        notify_(g.tasks().size()) {}
 
   ~CudaRun() { Release(); }
 
@@ -81,7 +111,18 @@ class CudaRun {
  private:
   void Prepare();
   void BuildCliques();
+  template <typename F>
+  void Guard(int r, F&& body);
   void RankMain(int r);
+  void RecordOrigin(RankState& s);
+  void EnqueueAll(int r);
+  // Multi-process (CudaRunLimits::processes).
+  ExecutionTrace ExecuteProcess();
+  void AgreeSetUp();
+  void WaitRemote(const Task& t, const Task& dep);
+  void Notify(TaskId id);
+  void Watch(RankState& s);
+  std::string What(const Task& t) const;
   void SetUp(RankState& s);
   void Enqueue(RankState& s, const Task& t);
   void Memory(RankState& s, const Task& t, cudaStream_t stream);
@@ -102,6 +143,17 @@ class CudaRun {
   const GraphIndex index_;          // transfers' ends, collective members
   std::vector<ncclComm_t> clique_;  // per collective member / send / recv task
   Communicators comms_;
+  CommPlan plan_;
+  std::vector<int> local_;  // the ranks this process runs
+  double host0_s_ = 0;      // the host time the trace's times count from
+
+  // Multi-process.
+  ProcessGroup* const pg_;
+  std::unique_ptr<NcclBootstrap> bootstrap_;
+  std::vector<std::vector<int>> notify_;  // per task: the other ranks that depend on it
+  std::set<TaskId> arrived_;              // remote dependencies received (the enqueuing thread)
+  std::atomic<bool> worker_done_{false};
+  std::atomic<TaskId> enqueuing_{-1};  // the task being enqueued (a blocking NCCL call?)
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -129,7 +181,7 @@ void CudaRun::Fail(BackendError::Kind kind, const std::string& message) {
 bool CudaRun::Barrier() {
   std::unique_lock<std::mutex> lock(mu_);
   const int generation = barrier_generation_;
-  if (++barrier_count_ == static_cast<int>(ranks_.size())) {
+  if (++barrier_count_ == static_cast<int>(local_.size())) {
     barrier_count_ = 0;
     ++barrier_generation_;
     cv_.notify_all();
@@ -173,33 +225,20 @@ void CudaRun::Prepare() {
 }
 
 void CudaRun::BuildCliques() {
-  for (std::size_t c = 0; c < g_.collectives().size(); ++c) {
-    const Collective& col = g_.collectives()[c];
-    std::vector<int> key = col.ranks;
-    key.push_back(-1);
-    for (TaskId m : col.members) key.push_back(g_.task(m).stream);
-    const std::vector<ncclComm_t>& comms = comms_.Clique(key, col.ranks);
-    for (std::size_t i = 0; i < col.members.size(); ++i) clique_[col.members[i]] = comms[i];
-  }
-  std::vector<int> all(g_.num_ranks());
-  for (int r = 0; r < g_.num_ranks(); ++r) all[r] = r;
   for (const Task& t : g_.tasks()) {
-    if (t.kind != TaskKind::kSend) continue;
-    const TaskId peer = index_.Peer(t);
-    if (peer < 0) continue;  // TaskGraph::Validate guarantees pairs
-    const Task& recv = g_.task(peer);
-    // One all-ranks clique per (send stream, receive stream): see nccl_ops.h.
-    const std::vector<ncclComm_t>& comms = comms_.Clique({-2, t.stream, recv.stream}, all);
-    clique_[t.id] = comms[t.rank];
-    clique_[recv.id] = comms[recv.rank];
+    const int gi = plan_.group_of_task[t.id];
+    if (gi < 0) continue;
+    const CommGroup& group = plan_.groups[gi];
+    // One process: member i of a clique runs on device ranks[i].
+    clique_[t.id] = comms_.Clique(group.key, group.ranks)[plan_.member_of_task[t.id]];
   }
 }
 
 void CudaRun::SetUp(RankState& s) {
-  STRATASIM_CUDA_CHECK(cudaSetDevice(s.rank));
+  STRATASIM_CUDA_CHECK(cudaSetDevice(s.device));
   // Keep freed pool memory in the pool during the run (no OS round trips inside timed work).
   cudaMemPool_t pool;
-  STRATASIM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, s.rank));
+  STRATASIM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, s.device));
   std::uint64_t threshold = UINT64_MAX;
   STRATASIM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   s.streams.assign(g_.streams().size(), nullptr);
@@ -264,7 +303,7 @@ void CudaRun::Memory(RankState& s, const Task& t, cudaStream_t stream) {
     if (err != cudaSuccess) {
       cudaGetLastError();
       throw BackendError(BackendError::Kind::kOutOfMemory,
-                         "rank " + std::to_string(s.rank) + " (device " + std::to_string(s.rank) +
+                         "rank " + std::to_string(s.rank) + " (device " + std::to_string(s.device) +
                              "): task " + std::to_string(t.id) + " '" + t.name + "' allocates " +
                              Gib(t.memory_delta_bytes) + " on top of " + Gib(s.allocated) +
                              " held by the plan: " +
@@ -300,10 +339,16 @@ void CudaRun::Enqueue(RankState& s, const Task& t) {
   for (TaskId dep : t.deps) {
     const Task& d = g_.task(dep);
     if (d.rank == t.rank && d.stream == t.stream) continue;  // stream order
+    if (d.rank != t.rank && pg_ != nullptr) {                // another process's task: its message
+      WaitRemote(t, d);
+      if (abort_) return;
+      continue;
+    }
     if (d.rank != t.rank) WaitEnqueued(dep);
     if (abort_) return;
     STRATASIM_CUDA_CHECK(cudaStreamWaitEvent(stream, end_[dep], 0));
   }
+  enqueuing_ = t.id;
   STRATASIM_CUDA_CHECK(cudaEventRecord(start_[t.id], stream));
   switch (t.kind) {
     case TaskKind::kCompute:
@@ -338,38 +383,14 @@ void CudaRun::Enqueue(RankState& s, const Task& t) {
   }
   STRATASIM_CUDA_CHECK(cudaEventRecord(end_[t.id], stream));
   recorded_[t.id] = 1;
+  enqueuing_ = -1;
 }
 
-void CudaRun::RankMain(int r) {
-  RankState& s = ranks_[r];
+// Runs `body` for rank r, turning what it throws into the run's failure.
+template <typename F>
+void CudaRun::Guard(int r, F&& body) {
   try {
-    SetUp(s);
-    if (!Barrier()) return;
-    // Common origin: every device idle, each records its origin as the host barrier opens.
-    STRATASIM_CUDA_CHECK(cudaEventRecord(s.origin, nullptr));
-    STRATASIM_CUDA_CHECK(cudaEventSynchronize(s.origin));
-    s.origin_host_s = Seconds(Clock::now());
-    if (!Barrier()) return;
-    for (const Task& t : g_.tasks()) {
-      if (abort_) return;
-      if (t.rank != r) continue;
-      try {
-        Enqueue(s, t);
-      } catch (const BackendError&) {
-        throw;
-      } catch (const Error& e) {
-        const auto* device = dynamic_cast<const kernels::DeviceError*>(&e);
-        const bool oom = device != nullptr && device->out_of_memory();
-        throw BackendError(oom ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
-                           "rank " + std::to_string(r) + ": task " + std::to_string(t.id) + " '" +
-                               t.name + "': " + e.what());
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);  // see Fail: no lost wake-up
-        enqueued_[t.id] = true;
-      }
-      cv_.notify_all();
-    }
+    body();
   } catch (const BackendError& e) {
     Fail(e.kind(), e.what());
   } catch (const kernels::DeviceError& e) {  // set-up: streams, events, NCCL buffers
@@ -380,13 +401,56 @@ void CudaRun::RankMain(int r) {
   }
 }
 
+void CudaRun::RecordOrigin(RankState& s) {
+  STRATASIM_CUDA_CHECK(cudaSetDevice(s.device));
+  STRATASIM_CUDA_CHECK(cudaEventRecord(s.origin, nullptr));
+  STRATASIM_CUDA_CHECK(cudaEventSynchronize(s.origin));
+  s.origin_host_s = Seconds(Clock::now());
+}
+
+void CudaRun::RankMain(int r) {
+  RankState& s = ranks_[r];
+  Guard(r, [&] {
+    SetUp(s);
+    if (!Barrier()) return;
+    // Common origin: every device idle, each records its origin as the host barrier opens.
+    RecordOrigin(s);
+    if (!Barrier()) return;
+    EnqueueAll(r);
+  });
+}
+
+void CudaRun::EnqueueAll(int r) {
+  for (const Task& t : g_.tasks()) {
+    if (abort_) return;
+    if (t.rank != r) continue;
+    try {
+      Enqueue(ranks_[r], t);
+    } catch (const BackendError&) {
+      throw;
+    } catch (const Error& e) {
+      const auto* device = dynamic_cast<const kernels::DeviceError*>(&e);
+      const bool oom = device != nullptr && device->out_of_memory();
+      throw BackendError(oom ? BackendError::Kind::kOutOfMemory : BackendError::Kind::kExecution,
+                         "rank " + std::to_string(r) + ": task " + std::to_string(t.id) + " '" +
+                             t.name + "': " + e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // see Fail: no lost wake-up
+      enqueued_[t.id] = true;
+    }
+    cv_.notify_all();
+  }
+}
+
 // Waits for every device to finish, polling so that a hung collective can be aborted.
 void CudaRun::Drain() {
   const Clock::time_point deadline =
       Clock::now() +
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kDrainTimeoutS));
-  for (RankState& s : ranks_) {
-    cudaSetDevice(s.rank);
+  for (int r : local_) {
+    RankState& s = ranks_[r];
+    cudaSetDevice(s.device);
     for (cudaStream_t st : s.streams) {
       if (st == nullptr) continue;
       while (true) {
@@ -416,6 +480,7 @@ void CudaRun::Drain() {
 }
 
 ExecutionTrace CudaRun::Execute() {
+  if (pg_ != nullptr) return ExecuteProcess();
   if (g_.num_ranks() > limits_.devices) {
     throw BackendError(BackendError::Kind::kTooFewRanks,
                        "the plan needs " + std::to_string(g_.num_ranks()) +
@@ -425,15 +490,231 @@ ExecutionTrace CudaRun::Execute() {
                            "devices allow (ranks <= devices)");
   }
   Prepare();
+  plan_ = PlanCommunicators(g_);
+  for (int r = 0; r < g_.num_ranks(); ++r) {
+    local_.push_back(r);
+    ranks_[r].device = r;
+  }
   BuildCliques();
   std::vector<std::thread> threads;
   for (int r = 0; r < g_.num_ranks(); ++r) threads.emplace_back([this, r] { RankMain(r); });
   for (std::thread& t : threads) t.join();
   if (failed_) comms_.AbortAll();  // unblock NCCL kernels waiting for peers that stopped
   Drain();
+  host0_s_ = ranks_.empty() ? 0 : ranks_[0].origin_host_s;
   ExecutionTrace trace = Trace();
   if (failed_) throw BackendError(kind_, message_, trace);
   return trace;
+}
+
+// ---- Multi-process: this process runs rank pg_->rank() only. ----
+
+ExecutionTrace CudaRun::ExecuteProcess() {
+  const int r = pg_->rank();
+  if (g_.num_ranks() != pg_->size()) {
+    throw BackendError(BackendError::Kind::kTooFewRanks,
+                       "the plan has " + std::to_string(g_.num_ranks()) +
+                           " ranks but the run has " + std::to_string(pg_->size()) +
+                           " processes: a multi-process cuda run takes one process per rank "
+                           "(mpirun -np " +
+                           std::to_string(g_.num_ranks()) + ")");
+  }
+  Prepare();
+  plan_ = PlanCommunicators(g_);
+  // Collective over the processes: every one builds the same communicators in the same order.
+  bootstrap_ = std::make_unique<NcclBootstrap>(*pg_, RealNcclCalls(), plan_.groups);
+  RankState& s = ranks_[r];
+  s.device = bootstrap_->device();
+  local_ = {r};
+  for (const Task& t : g_.tasks()) {
+    if (t.rank == r && plan_.group_of_task[t.id] >= 0) {
+      clique_[t.id] = static_cast<ncclComm_t>(bootstrap_->group(plan_.group_of_task[t.id]));
+    }
+    for (TaskId dep : t.deps) {
+      const Task& d = g_.task(dep);
+      if (d.rank != r || t.rank == r) continue;
+      std::vector<int>& to = notify_[dep];
+      if (std::find(to.begin(), to.end(), t.rank) == to.end()) to.push_back(t.rank);
+    }
+  }
+  Guard(r, [&] { SetUp(s); });
+  AgreeSetUp();  // throws on every process when one failed, before any collective is enqueued
+  const Clock::time_point start = limits_.common_start ? limits_.common_start() : Clock::now();
+  host0_s_ = Seconds(start);
+  Guard(r, [&] { RecordOrigin(s); });
+  std::thread worker([this, r] {
+    if (!abort_) Guard(r, [&] { EnqueueAll(r); });
+    worker_done_ = true;
+  });
+  try {
+    Watch(s);
+  } catch (const std::exception& e) {  // the worker must still be joined
+    Fail(BackendError::Kind::kExecution, "rank " + std::to_string(r) + ": " + e.what());
+  }
+  worker.join();
+  ExecutionTrace trace = Trace();
+  if (failed_) throw BackendError(kind_, message_, trace);
+  return trace;
+}
+
+void CudaRun::AgreeSetUp() {
+  // "kind index:message" of this process's failure, or "".
+  const std::string mine =
+      failed_ ? std::to_string(static_cast<int>(kind_)) + ":" + message_ : std::string();
+  std::vector<std::string> all;
+  try {
+    all = pg_->AllGather(mine);
+  } catch (const ProcessGroupError& e) {
+    throw BackendError(BackendError::Kind::kCommunication,
+                       "rank " + std::to_string(pg_->rank()) +
+                           ": setting up the cuda run: no answer from rank " +
+                           std::to_string(e.peer()) + ": " + e.what());
+  }
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    const std::size_t colon = all[r].find(':');
+    const int kind = std::atoi(all[r].substr(0, colon).c_str());
+    const std::string message = colon == std::string::npos ? all[r] : all[r].substr(colon + 1);
+    // The message of a rank's own failure starts "rank R: ..."; another's is named here.
+    throw BackendError(static_cast<BackendError::Kind>(kind),
+                       static_cast<int>(r) == pg_->rank()
+                           ? message
+                           : "rank " + std::to_string(r) + " failed to set up: " + message);
+  }
+}
+
+void CudaRun::WaitRemote(const Task& t, const Task& dep) {
+  if (!arrived_.insert(dep.id).second) return;
+  char byte = 0;
+  const Wait wait{"task " + std::to_string(t.id) + " '" + t.name +
+                      "' waiting for the end of task " + std::to_string(dep.id) + " '" + dep.name +
+                      "' of rank " + std::to_string(dep.rank),
+                  [this] { return abort_.load(); }};
+  try {
+    pg_->Recv(dep.rank, Channel(dep.id), &byte, 1, wait);
+  } catch (const Cancelled&) {
+    // abort_ is set: the run is already ending with another error.
+  } catch (const ProcessGroupError& e) {
+    throw BackendError(BackendError::Kind::kCommunication,
+                       "rank " + std::to_string(t.rank) + ": " + e.what());
+  }
+}
+
+void CudaRun::Notify(TaskId id) {
+  const char byte = 1;
+  for (int to : notify_[id]) {
+    const Task& t = g_.task(id);
+    const Wait wait{"telling rank " + std::to_string(to) + " that task " + std::to_string(id) +
+                        " '" + t.name + "' ended",
+                    [this] { return abort_.load(); }};
+    try {
+      pg_->Send(to, Channel(id), &byte, 1, wait);
+    } catch (const Cancelled&) {
+      return;
+    } catch (const ProcessGroupError& e) {
+      Fail(BackendError::Kind::kCommunication, "rank " + std::to_string(t.rank) + ": " + e.what());
+      return;
+    }
+  }
+}
+
+std::string CudaRun::What(const Task& t) const {
+  const std::string id = " (task " + std::to_string(t.id) + ")";
+  switch (t.kind) {
+    case TaskKind::kCollective:
+      return std::string(ToString(g_.collectives()[t.collective].kind)) + " '" + t.name + "'" + id;
+    case TaskKind::kSend:
+      return "send '" + t.name.str() + "'" + id + " to rank " + std::to_string(t.peer);
+    case TaskKind::kRecv:
+      return "recv '" + t.name.str() + "'" + id + " from rank " + std::to_string(t.peer);
+    default:
+      return "task " + std::to_string(t.id) + " '" + t.name + "'";
+  }
+}
+
+// The main thread of a multi-process run, while the worker enqueues: sees tasks end (telling
+// the ranks that wait for them), and ends the run when the device or NCCL fails or when work
+// stops progressing for the process group's timeout.
+void CudaRun::Watch(RankState& s) {
+  const int r = s.rank;
+  const double timeout_s = pg_->timeout_s();
+  cudaSetDevice(s.device);
+  std::vector<std::vector<TaskId>> order(g_.streams().size());
+  for (const Task& t : g_.tasks()) {
+    if (t.rank == r) order[t.stream].push_back(t.id);
+  }
+  std::vector<std::size_t> next(order.size(), 0);
+  Clock::time_point last_progress = Clock::now(), aborted_at{};
+  bool aborted = false, abort_seen = false;
+  Clock::time_point abort_seen_at{};
+  while (true) {
+    // Read before the scan: a task the worker enqueues after it is seen on the next round.
+    const bool worker_done = worker_done_;
+    bool progressed = false;
+    TaskId stuck = -1;  // an enqueued task not finished; a communication one if any
+    for (std::size_t st = 0; st < order.size(); ++st) {
+      while (next[st] < order[st].size()) {
+        const TaskId id = order[st][next[st]];
+        if (!enqueued_[id]) break;
+        const cudaError_t q = cudaEventQuery(end_[id]);
+        if (q != cudaSuccess) {
+          if (q != cudaErrorNotReady) {
+            cudaGetLastError();
+            Fail(q == cudaErrorMemoryAllocation ? BackendError::Kind::kOutOfMemory
+                                                : BackendError::Kind::kExecution,
+                 "rank " + std::to_string(r) + ": the device reported " + cudaGetErrorString(q) +
+                     " in " + What(g_.task(id)));
+          }
+          if (stuck < 0 || plan_.group_of_task[id] >= 0) stuck = id;
+          break;
+        }
+        ++next[st];
+        progressed = true;
+        if (!aborted) Notify(id);
+      }
+    }
+    if (progressed) last_progress = Clock::now();
+    if (worker_done && stuck < 0) break;  // all enqueued work finished
+    if (!aborted) {
+      for (NcclComm c : bootstrap_->all()) {
+        ncclResult_t state = ncclSuccess;
+        if (ncclCommGetAsyncError(static_cast<ncclComm_t>(c), &state) != ncclSuccess) continue;
+        if (state == ncclSuccess || state == ncclInProgress) continue;
+        Fail(BackendError::Kind::kCommunication,
+             "rank " + std::to_string(r) + ": NCCL reported " + NcclErrorText(state) +
+                 (stuck >= 0 ? " in " + What(g_.task(stuck)) : std::string()));
+        break;
+      }
+      const TaskId busy = stuck >= 0 ? stuck : enqueuing_.load();
+      if (busy >= 0 && Since(last_progress) > timeout_s) {
+        const Task& t = g_.task(busy);
+        Fail(BackendError::Kind::kCommunication,
+             plan_.group_of_task[busy] >= 0
+                 ? "NCCL timed out after " + FormatS(timeout_s) + " s in " + What(t) + " on rank " +
+                       std::to_string(r) +
+                       " (no task of this rank finished since; a peer stopped or hangs: "
+                       "communicators aborted)"
+                 : "rank " + std::to_string(r) + ": " + What(t) + " did not finish within " +
+                       FormatS(timeout_s) + " s (communicators aborted)");
+      }
+      if (abort_ && !abort_seen) {
+        abort_seen = true;
+        abort_seen_at = Clock::now();
+      }
+      // Unblocks NCCL kernels and calls waiting for peers that stopped, here and in the worker
+      // thread. An aborted communicator is freed: abort once the worker stopped (it checks
+      // abort_ before each task), or once it had the time to, when it is blocked in NCCL.
+      if (abort_seen && (worker_done_ || Since(abort_seen_at) > kWorkerStopS)) {
+        aborted = true;
+        aborted_at = Clock::now();
+        bootstrap_->AbortAll();
+        cv_.notify_all();
+      }
+    } else if (Since(aborted_at) > kAbortDrainS && worker_done_) {
+      break;  // streams that do not drain after the abort: the trace keeps what finished
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 ExecutionTrace CudaRun::Trace() const {
@@ -444,7 +725,7 @@ ExecutionTrace CudaRun::Trace() const {
   trace.collective_algorithms.assign(g_.collectives().size(), "");
   trace.records.resize(g_.tasks().size());
   std::vector<char> done(g_.tasks().size(), 0);
-  const double host0 = ranks_.empty() ? 0 : ranks_[0].origin_host_s;
+  const double host0 = host0_s_;
   for (const Task& t : g_.tasks()) {
     TraceRecord& rec = trace.records[t.id];
     rec.task = t.id;
@@ -452,8 +733,8 @@ ExecutionTrace CudaRun::Trace() const {
     rec.stream = t.stream;
     rec.start_s = rec.end_s = rec.peers_joined_s = -1;
     const RankState& s = ranks_[t.rank];
-    if (!recorded_[t.id] || s.origin == nullptr) continue;
-    cudaSetDevice(t.rank);
+    if (s.device < 0 || !recorded_[t.id] || s.origin == nullptr) continue;
+    cudaSetDevice(s.device);
     if (cudaEventQuery(end_[t.id]) != cudaSuccess) {
       cudaGetLastError();
       continue;
@@ -496,7 +777,7 @@ ExecutionTrace CudaRun::Trace() const {
 
 void CudaRun::Release() {
   for (RankState& s : ranks_) {
-    if (cudaSetDevice(s.rank) != cudaSuccess) continue;
+    if (s.device < 0 || cudaSetDevice(s.device) != cudaSuccess) continue;
     cudaDeviceSynchronize();
     for (auto& [p, size] : s.ledger) cudaFree(p);
     s.ledger.clear();
@@ -507,7 +788,7 @@ void CudaRun::Release() {
     if (s.origin != nullptr) cudaEventDestroy(s.origin);
     s.origin = nullptr;
     cudaMemPool_t pool;
-    if (cudaDeviceGetDefaultMemPool(&pool, s.rank) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+    if (cudaDeviceGetDefaultMemPool(&pool, s.device) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
   }
   for (std::size_t i = 0; i < start_.size(); ++i) {
     if (start_[i] != nullptr) cudaEventDestroy(start_[i]);

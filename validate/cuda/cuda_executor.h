@@ -21,16 +21,33 @@
 // origin; tasks share them (contents do not change the timing of these kernels and transfers,
 // and real training keeps its weights and activations in memory the kMemory tasks account).
 //
-// Limits: ranks <= visible devices (one process; multi-node needs an MPI bootstrap of
-// ncclUniqueId, not implemented); tasks that share a communicator clique must run on the same
-// stream of each rank (the key includes the streams, so this holds by construction).
+// Multi-process (CudaRunLimits::processes, one process per GPU under mpirun): this process
+// runs only rank processes->rank(), on the device and with the communicators of NcclBootstrap
+// (nccl_bootstrap.h). What differs:
+//   - a dependency on another rank's task (another process) is a one-byte message over the
+//     process group, sent once the task's end event completed and awaited by the host thread
+//     before it enqueues the dependent task (a host round trip where one process would wait on
+//     the event on the GPU);
+//   - times count from the common start instant of the processes (CudaRunLimits::common_start):
+//     the origin event's host time is measured against it;
+//   - while the GPU works, the main thread watches: a stream with enqueued work that finishes
+//     no task for processes->timeout_s(), or an NCCL communicator reporting an asynchronous
+//     error, aborts the communicators and ends the run with a BackendError (kCommunication)
+//     naming the rank and the collective or transfer it was stuck in.
+//
+// Limits: ranks <= visible devices in one process; tasks that share a communicator clique
+// must run on the same stream of each rank (the key includes the streams, so this holds by
+// construction).
 #ifndef STRATASIM_VALIDATE_CUDA_CUDA_EXECUTOR_H_
 #define STRATASIM_VALIDATE_CUDA_CUDA_EXECUTOR_H_
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "core/task_graph.h"
 #include "core/trace.h"
+#include "validate/process_group.h"
 
 namespace stratasim::validate::cuda {
 
@@ -39,6 +56,13 @@ struct CudaRunLimits {
   // Largest total of kMemory allocations per rank (0 = what the device allows).
   double memory_limit_bytes_per_rank = 0;
   std::uint64_t seed = 0;  // buffer contents
+  // A multi-process run: this process runs rank processes->rank() only (the graph must have
+  // processes->size() ranks). nullptr: this process runs every rank, rank r on device r.
+  ProcessGroup* processes = nullptr;
+  // Multi-process: called on every process once all are set up, returns the instant (in this
+  // process's steady clock) common to all processes from which the trace's times count
+  // (validate/clock_sync.h).
+  std::function<std::chrono::steady_clock::time_point()> common_start;
 };
 
 // Throws BackendError (kTooFewRanks, kOutOfMemory, kCommunication, kExecution) with the trace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "validate/backend.h"
@@ -19,13 +20,56 @@ char* At(void* base, double offset) {
 
 }  // namespace
 
-void CheckNccl(ncclResult_t result, const char* call, const char* file, int line) {
-  if (result == ncclSuccess || result == ncclInProgress) return;
-  std::string message = std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
-                        ncclGetErrorString(result);
+std::string NcclErrorText(ncclResult_t result) {
+  std::string message = ncclGetErrorString(result);
   const char* last = ncclGetLastError(nullptr);
   if (last != nullptr && *last != '\0') message += " (" + std::string(last) + ")";
-  throw BackendError(BackendError::Kind::kCommunication, message);
+  return message;
+}
+
+void CheckNccl(ncclResult_t result, const char* call, const char* file, int line) {
+  if (result == ncclSuccess || result == ncclInProgress) return;
+  throw BackendError(
+      BackendError::Kind::kCommunication,
+      std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + NcclErrorText(result));
+}
+
+NcclCalls RealNcclCalls() {
+  static_assert(sizeof(ncclUniqueId) == kNcclUniqueIdBytes, "nccl_bootstrap.h's id size");
+  static_assert(NCCL_SPLIT_NOCOLOR == kNcclNoColor, "nccl_bootstrap.h's no-color");
+  auto nccl = [](ncclResult_t r) { return r == ncclSuccess ? std::string() : NcclErrorText(r); };
+  auto cuda = [](cudaError_t e) {
+    if (e == cudaSuccess) return std::string();
+    cudaGetLastError();  // clear it, so that later calls do not report it again
+    return std::string(cudaGetErrorString(e));
+  };
+  NcclCalls c;
+  c.device_count = [cuda](int* count) { return cuda(cudaGetDeviceCount(count)); };
+  c.set_device = [cuda](int device) { return cuda(cudaSetDevice(device)); };
+  c.get_unique_id = [nccl](std::string* id) {
+    ncclUniqueId u;
+    const std::string error = nccl(ncclGetUniqueId(&u));
+    if (error.empty()) id->assign(u.internal, sizeof(u.internal));
+    return error;
+  };
+  c.comm_init_rank = [nccl](NcclComm* comm, int nranks, const std::string& id, int rank) {
+    ncclUniqueId u;
+    std::memcpy(u.internal, id.data(), std::min(id.size(), sizeof(u.internal)));
+    ncclComm_t made = nullptr;
+    const std::string error = nccl(ncclCommInitRank(&made, nranks, u, rank));
+    *comm = made;
+    return error;
+  };
+  c.comm_split = [nccl](NcclComm parent, int color, int key, NcclComm* comm) {
+    ncclComm_t made = nullptr;
+    const std::string error =
+        nccl(ncclCommSplit(static_cast<ncclComm_t>(parent), color, key, &made, nullptr));
+    *comm = made;
+    return error;
+  };
+  c.comm_destroy = [](NcclComm comm) { ncclCommDestroy(static_cast<ncclComm_t>(comm)); };
+  c.comm_abort = [](NcclComm comm) { ncclCommAbort(static_cast<ncclComm_t>(comm)); };
+  return c;
 }
 
 std::pair<ncclDataType_t, double> NcclType(DType d) {

@@ -7,8 +7,8 @@
 // is never used from two streams at once, which NCCL forbids (concurrent operations on one
 // communicator may deadlock). A one-member group gives a valid single-rank communicator: the
 // calls run (a local copy) and are timed, which is what a one-GPU machine can check.
-// Multi-node (one process per node) would create the same cliques with ncclCommInitRank from
-// an ncclUniqueId broadcast by OpenMPI; that bootstrap is not implemented here.
+// A multi-process run (one process per GPU, over MPI) creates the same communicators with
+// ncclCommInitRank and ncclCommSplit instead (nccl_bootstrap.h, with RealNcclCalls below).
 #ifndef STRATASIM_VALIDATE_CUDA_NCCL_OPS_H_
 #define STRATASIM_VALIDATE_CUDA_NCCL_OPS_H_
 
@@ -16,10 +16,12 @@
 #include <nccl.h>
 
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "core/task_graph.h"
+#include "validate/cuda/nccl_bootstrap.h"
 
 namespace stratasim::validate::cuda {
 
@@ -37,6 +39,12 @@ std::pair<double, double> CollectiveBufferBytes(const Collective& c);
 // Enqueues member `member`'s part of `c` on `stream` with the clique's communicator.
 void EnqueueCollective(const Collective& c, int member, ncclComm_t comm, void* send, void* recv,
                        cudaStream_t stream);
+
+// NCCL's and CUDA's own calls for NcclBootstrap.
+NcclCalls RealNcclCalls();
+
+// "NCCL's reason (last error text)" of a failed call.
+std::string NcclErrorText(ncclResult_t result);
 
 // Communicator cliques, created on the calling thread, destroyed (or aborted) at the end.
 class Communicators {

@@ -9,5 +9,6 @@ set(VALIDATE_CUDA_SOURCES
 set(VALIDATE_CUDA_TESTS
   cuda/cuda_backend_test.cpp
   cuda/cuda_executor_test.cpp
+  cuda/cuda_multiprocess_test.cpp
   cuda/task_kernels_test.cpp
 )
