@@ -56,6 +56,11 @@ scenario two 2 2
 scenario four 4 4
 scenario two-batch4 2 4
 
+# 0. A bad --comm-timeout is refused before anything starts.
+"$bin" validate "$tmp/two.yaml" --comm-timeout 0 >"$tmp/bad.log" 2>&1 && fail "--comm-timeout 0 ran"
+grep -q "stratasim validate: --comm-timeout must be > 0 seconds" "$tmp/bad.log" ||
+  { cat "$tmp/bad.log"; fail "--comm-timeout 0: message"; }
+
 # 1. The process group itself.
 timeout 120 mpirun -np 3 "${flags[@]}" "$check" >"$tmp/check.log" 2>&1 ||
   { cat "$tmp/check.log"; fail "mpi_process_group_check"; }
