@@ -296,6 +296,17 @@ int Validate(const ValidateOptions& o) {
     }
     const TaskGraph& g = p.plan->graph;
     v.tasks_total = static_cast<int>(g.tasks().size());
+    // A plan shrunk by --fit below the process count (t x p smaller than the processes, say)
+    // cannot run one rank per process: every process skips it alike, before any message.
+    if (group && g.num_ranks() != group->size()) {
+      v.error = "not run: --fit shrank it to " + std::to_string(g.num_ranks()) + " ranks but " +
+                std::to_string(group->size()) + " processes run; start " +
+                std::to_string(g.num_ranks()) + " processes to validate it";
+      all_ok = false;
+      report.strategies.push_back(v);
+      write_report(report);
+      continue;
+    }
     if (root) {
       std::cerr << "validate: " << v.name << ": running " << g.tasks().size() << " tasks on "
                 << g.num_ranks() << " " << backend->Name() << " ranks"
