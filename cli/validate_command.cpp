@@ -11,9 +11,9 @@
 #include "cli/exit_status.h"
 #include "cli/mpi_process_group.h"
 #include "cli/mpi_world.h"
+#include "cli/validate_fit.h"
 #include "cli/validate_interrupt.h"
 #include "cli/validate_mpi.h"
-#include "cli/validate_fit.h"
 #include "core/calibration.h"
 #include "core/collective_names.h"
 #include "core/error.h"
@@ -169,8 +169,19 @@ int Validate(const ValidateOptions& o) {
     return 1;
   }
   if (!group && o.fit) gpus = std::min(gpus, backend->NumRanks());
+  // Under mpirun over several servers, the plans are made and simulated on as many servers
+  // as the processes span (ClusterOfProcesses); the servers are known before planning.
+  std::vector<std::string> hosts;
+  std::string cluster_note;
+  if (group) hosts = group->AllGather(group->host());
+  auto run_cluster = [&](int n) {
+    if (group && static_cast<int>(hosts.size()) == n) {
+      return ClusterOfProcesses(backend->Describe(), hosts, s.cluster, &cluster_note);
+    }
+    return ValidationCluster(*backend, n);
+  };
   Scenario sv = s;
-  sv.cluster = ValidationCluster(*backend, gpus);
+  sv.cluster = run_cluster(gpus);
   // Real hardware runs every rank's work: the plan compared with it is the unfolded one
   // (docs/scale.md), so that both executors run the very same graph.
   sv.simulation.fold = false;
@@ -199,10 +210,8 @@ int Validate(const ValidateOptions& o) {
     Planned p{&spec, std::nullopt, "", std::nullopt, sv.cluster};
     try {
       // ---- --fit (validate/fit.h, cli/validate_fit.h): a copy shrunk to the backend's ranks.
-      const FitPlanned fitted =
-          o.fit ? FitForValidation(s, sv, spec, gpus, *o.fit,
-                                   [&](int n) { return ValidationCluster(*backend, n); })
-                : FitPlanned{sv, spec, std::nullopt, ""};
+      const FitPlanned fitted = o.fit ? FitForValidation(s, sv, spec, gpus, *o.fit, run_cluster)
+                                      : FitPlanned{sv, spec, std::nullopt, ""};
       p.fit = fitted.fit;
       p.cluster = fitted.scenario.cluster;
       p.error = fitted.refused;
@@ -230,7 +239,6 @@ int Validate(const ValidateOptions& o) {
     }
     planned.push_back(std::move(p));
   }
-  std::vector<std::string> hosts;
   if (group) {
     std::vector<PlannedGraph> graphs;
     for (const Planned& p : planned)
@@ -259,6 +267,7 @@ int Validate(const ValidateOptions& o) {
   report.backend = backend->Name();
   report.hardware = Hardware(*backend);
   if (group) report.hardware += "; " + ProcessesLine(hosts);
+  if (!cluster_note.empty()) report.hardware += "; " + cluster_note;
   // Every report write of a multi-process run goes through `interrupt`, so that a SIGTERM
   // writes a whole report (cli/validate_interrupt.h); other ranks write none.
   if (interrupt && root) {

@@ -144,6 +144,52 @@ GatheredRun RunAndGather(validate::Backend& backend, const TaskGraph& g, validat
   return r;
 }
 
+ClusterSpec ClusterOfProcesses(ClusterSpec server, const std::vector<std::string>& hosts,
+                               const ClusterSpec& scenario, std::string* note) {
+  if (server.groups.size() != 1 || server.groups[0].count != 1) {
+    throw Error("the backend describes more than one server; validate runs on one per host");
+  }
+  const int n = static_cast<int>(hosts.size());
+  // Servers in order of their first rank, and whether each holds one run of consecutive ranks.
+  std::vector<std::string> servers;
+  bool consecutive = true;
+  for (int r = 0; r < n; ++r) {
+    if (r > 0 && hosts[r] == hosts[r - 1]) continue;
+    if (std::find(servers.begin(), servers.end(), hosts[r]) != servers.end()) consecutive = false;
+    servers.push_back(hosts[r]);
+  }
+  const int count = static_cast<int>(servers.size());
+  const int per_server = count > 0 ? n / count : 0;
+  bool even = consecutive && count > 0 && per_server * count == n;
+  for (int s = 0; even && s < count; ++s) even = hosts[s * per_server] == servers[s];
+  ServerGroup& g = server.groups[0];
+  if (count <= 1 || !even) {
+    g.gpus_per_server = n;
+    if (count > 1 && note) {
+      *note = "simulated as one server of " + std::to_string(n) +
+              " GPUs: the processes are not spread evenly over the servers in consecutive "
+              "ranks (" +
+              ProcessesLine(hosts) + ")";
+    }
+    return server;
+  }
+  g.count = count;
+  g.gpus_per_server = per_server;
+  if (!scenario.groups.empty()) {
+    g.nics = scenario.groups[0].nics;
+    // NICs are shared by contiguous blocks of GPUs: a count that does not divide the
+    // processes per server becomes one NIC of the same link.
+    if (g.nics.count < 1 || per_server % g.nics.count != 0) g.nics.count = 1;
+    g.measured_inter_step_s = scenario.groups[0].measured_inter_step_s;
+  }
+  server.network = scenario.network;
+  if (note) {
+    *note = "simulated as " + std::to_string(count) + " servers of " + std::to_string(per_server) +
+            " GPUs joined by the scenario's NICs and network";
+  }
+  return server;
+}
+
 std::string ProcessesLine(const std::vector<std::string>& hosts) {
   std::vector<std::string> servers;
   for (const std::string& h : hosts) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/mpi_process_group.h"
+#include "core/cluster.h"
 #include "core/task_graph.h"
 #include "core/trace.h"
 #include "validate/backend.h"
@@ -57,6 +58,16 @@ struct GatheredRun {
 // reach the others (rank 0 gone, or a process missing from the fresh data plane).
 GatheredRun RunAndGather(validate::Backend& backend, const TaskGraph& g, validate::RunOptions run,
                          mpi::MpiProcessGroup& group);
+
+// The cluster a multi-process run is simulated on: `server` (the backend's description of one
+// server, with one GPU per process there) once per server of `hosts` (each process's server,
+// by rank), joined by the scenario's NICs and network (`scenario`: the backend sees no fabric;
+// `calibrate --fabric` measures it, docs/validate.md). That needs every server to hold the same
+// number of processes with consecutive ranks, as mpirun and srun place them by default;
+// otherwise the run is simulated as one server of all the processes and `*note` says why.
+// Throws Error unless `server` has one group of one server.
+ClusterSpec ClusterOfProcesses(ClusterSpec server, const std::vector<std::string>& hosts,
+                               const ClusterSpec& scenario, std::string* note);
 
 // "2 MPI processes on 1 server (node1)" for the report's hardware line.
 std::string ProcessesLine(const std::vector<std::string>& hosts);
