@@ -110,7 +110,8 @@ int CalibrateCommand(const std::vector<std::string>& args) {
       "`mpirun -np N` for one process per rank, else one process runs --ranks ranks")(
       "protocols", po::value<std::string>()->default_value("simple"),
       "--fabric: protocols to sweep, comma-separated (host: simple; cuda: simple, ll, ll128 "
-      "via NCCL_PROTO)");
+      "via NCCL_PROTO)")("comm-timeout", po::value<double>()->default_value(300),
+                         "--fabric under mpirun: seconds a process waits for a peer");
   CalibrateOptions o;
   try {
     po::variables_map vm;
@@ -147,6 +148,8 @@ int CalibrateCommand(const std::vector<std::string>& args) {
       f.ranks = o.ranks;
       f.dtype = o.dtype;
       f.quick = o.quick;
+      f.comm_timeout_s = vm["comm-timeout"].as<double>();
+      if (!(f.comm_timeout_s > 0)) throw po::error("--comm-timeout must be > 0 seconds");
       // The fabric sweep's own defaults (nccl-tests -b 8 -e 8G) unless given.
       if (!vm["min-bytes"].defaulted()) f.min_bytes = o.min_bytes;
       if (!vm["max-bytes"].defaulted()) f.max_bytes = o.max_bytes;

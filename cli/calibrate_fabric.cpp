@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/mpi_process_group.h"
 #include "cli/mpi_world.h"
 #include "core/calibration.h"
 #include "core/error.h"
@@ -19,12 +20,6 @@ namespace stratasim {
 namespace {
 
 using validate::BackendError;
-using validate::ProcessGroup;
-
-FabricProcessGroupFactory& Factory() {
-  static FabricProcessGroupFactory factory;
-  return factory;
-}
 
 bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 
@@ -44,17 +39,14 @@ void Merge(const std::vector<FabricCalibration>& fits, Calibration* c) {
 
 }  // namespace
 
-void SetFabricProcessGroupFactory(FabricProcessGroupFactory factory) {
-  Factory() = std::move(factory);
-}
-
 int CalibrateFabric(const FabricCalibrateOptions& o) {
-  std::unique_ptr<ProcessGroup> processes;
-  if (mpi::LaunchedByMpirun()) {
-    std::string why = "this build has no MPI process group (cli/mpi_process_group)";
-    if (Factory()) processes = Factory()(&why);
-    if (!processes) {
-      std::cerr << "stratasim calibrate --fabric: started by mpirun, but " << why << "\n";
+  // Under mpirun or srun, one process per rank (docs/validate.md, "Fabric calibration").
+  std::unique_ptr<mpi::MpiProcessGroup> processes;
+  if (mpi::LaunchedByMpiLauncher()) {
+    try {
+      processes = std::make_unique<mpi::MpiProcessGroup>(o.comm_timeout_s);
+    } catch (const Error& e) {
+      std::cerr << "stratasim calibrate --fabric: " << e.what() << "\n";
       return 3;
     }
   }
@@ -62,16 +54,20 @@ int CalibrateFabric(const FabricCalibrateOptions& o) {
   std::ostream* log = root ? &std::cout : nullptr;
   const std::string out = o.out.empty() ? "stratasim-calibration-" + o.backend + ".yaml" : o.out;
   // Read the file to merge into before measuring: a bad file fails in seconds, not after.
+  // Every process learns rank 0's verdict, so that none waits for a sweep that never starts.
   Calibration merged;
+  std::string refused;
   if (root && Exists(out)) {
     try {
       merged = LoadCalibrationFile(out);
     } catch (const ConfigError& e) {
-      std::cerr << "stratasim calibrate --fabric: --out " << out << ": " << e.what()
+      refused = e.what();
+      std::cerr << "stratasim calibrate --fabric: --out " << out << ": " << refused
                 << " (fix or remove it; nothing measured)\n";
-      return 2;
     }
   }
+  if (processes) processes->Broadcast(&refused, 0);
+  if (!refused.empty()) return 2;
   std::unique_ptr<validate::Backend> backend;
   try {
     // Multi-process: each process runs one rank (its own, RunOptions::processes).

@@ -4,21 +4,17 @@
 //
 // Two ways to run it:
 //   mpirun -np N stratasim calibrate --fabric --backend host|cuda
-//       one process per rank, over an MPI process group (ProcessGroup, made by
-//       MakeFabricProcessGroup below); measures intra- and inter-server links as the
-//       processes' placement allows;
+//       (or srun) one process per rank, over the MPI process group (cli/mpi_process_group.h);
+//       measures intra- and inter-server links as the processes' placement allows;
 //   stratasim calibrate --fabric --backend host [--ranks N]
 //       one process whose backend runs N ranks (host: threads over shared memory): intra only.
 #ifndef STRATASIM_CLI_CALIBRATE_FABRIC_H_
 #define STRATASIM_CLI_CALIBRATE_FABRIC_H_
 
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
-#include "validate/process_group.h"
 
 namespace stratasim {
 
@@ -33,14 +29,10 @@ struct FabricCalibrateOptions {
   // Protocols to sweep: "simple" on host (its only transport); on cuda each sets NCCL_PROTO
   // for the sweep (NCCL reads it when a communicator is created).
   std::vector<std::string> protocols = {"simple"};
+  // Seconds a process waits for a peer before the run fails naming it (validate's
+  // --comm-timeout).
+  double comm_timeout_s = 300;
 };
-
-// The process group of an `mpirun`-started run; nullptr when this process was not started by
-// mpirun (or the build has no MPI process group, with *why saying so). Set by the MPI process
-// group's translation unit (cli/mpi_process_group.*) when it is linked.
-using FabricProcessGroupFactory =
-    std::function<std::unique_ptr<validate::ProcessGroup>(std::string* why)>;
-void SetFabricProcessGroupFactory(FabricProcessGroupFactory factory);
 
 // Runs the sweep, fits it and (rank 0) writes the file. Exit status as CalibrateCommand's.
 int CalibrateFabric(const FabricCalibrateOptions& options);

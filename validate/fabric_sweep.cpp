@@ -180,7 +180,7 @@ FabricMeasurements MeasureFabric(const FabricRunner& run, ProcessGroup* processe
     hosts = processes->AllGather(processes->host());
     world_ranks = processes->size();
   } else {
-    hosts.assign(static_cast<std::size_t>(std::max(0, world_ranks)), "this process");
+    hosts.assign(static_cast<std::size_t>(std::max(0, world_ranks)), "localhost");
   }
   FabricMeasurements result;
   const std::vector<FabricClassGroup> groups = FabricClassGroups(hosts, &result.unmeasured);
