@@ -13,8 +13,8 @@ namespace stratasim {
 //                     [--fabric [--protocols simple,ll,ll128]]
 // Runs the backend's micro-benchmarks, fits the cost model (validate/calibration_fit.h) and
 // writes the calibration YAML. With --fabric, measures the links instead
-// (cli/calibrate_fabric.h), under mpirun over one process per rank. Exit status: 0 written; 2 bad input; 3 backend unavailable, a
-// benchmark failed, or the file could not be written.
+// (cli/calibrate_fabric.h), under mpirun over one process per rank. Exit status: 0 written; 2 bad
+// input; 3 backend unavailable, a benchmark failed, or the file could not be written.
 int CalibrateCommand(const std::vector<std::string>& args);
 
 }  // namespace stratasim

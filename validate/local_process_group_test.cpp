@@ -58,7 +58,8 @@ TEST(LocalProcessGroup, RecvFromASilentPeerFailsNamingItWithinTheTimeout) {
     EXPECT_EQ(e.peer(), 1);
     EXPECT_STREQ(e.what(), "rank 0: all_reduce 'g' (task 12): no message from rank 1 within 0.2 s");
   }
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_GE(waited, 0.2);
   EXPECT_LT(waited, 1.0);
 }
@@ -73,7 +74,8 @@ TEST(LocalProcessGroup, SizeMismatchAndBadPeerOrChannelAreErrors) {
     FAIL();
   } catch (const ProcessGroupError& e) {
     EXPECT_EQ(e.peer(), 0);
-    EXPECT_STREQ(e.what(), "rank 1: recv 'x' (task 3): rank 0 sent 4 bytes on channel 0, expected 8");
+    EXPECT_STREQ(e.what(),
+                 "rank 1: recv 'x' (task 3): rank 0 sent 4 bytes on channel 0, expected 8");
   }
   EXPECT_THROW(pg[0]->Send(0, 0, &a, sizeof a, W("s")), ProcessGroupError);
   EXPECT_THROW(pg[0]->Send(2, 0, &a, sizeof a, W("s")), ProcessGroupError);
