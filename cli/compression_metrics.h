@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "core/median.h"
 #include "kernels/compressor.h"
 
 namespace stratasim {
@@ -51,9 +52,6 @@ class BiasMeter {
   std::vector<double> total_;
   int trials_ = 0;
 };
-
-// The median of `values` (the mean of the middle two for an even count); 0 when empty.
-double Median(std::vector<double> values);
 
 }  // namespace stratasim
 

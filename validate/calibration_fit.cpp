@@ -8,19 +8,13 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/median.h"
 
 namespace stratasim::validate {
 namespace {
 
 // The calibration reader's range for a measured efficiency (core/limits.h).
 double Clamp01(double v) { return std::min(1.0, std::max(limits::kMinMeasuredEfficiency, v)); }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Time left for the work once the fixed launch cost is taken off; a sample at or under the
 // launch cost (noise) keeps a tenth of its time, which the clamp to 1 then absorbs.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "validate/optional_log.h"
 
 namespace stratasim::validate {
 namespace {
@@ -22,21 +23,11 @@ std::vector<int> GroupSizes(int ranks) {
   return sizes;
 }
 
-// Discards what it is given when the caller wants no log.
-struct Log {
-  std::ostream* out;
-  template <typename T>
-  Log& operator<<(const T& v) {
-    if (out) *out << v;
-    return *this;
-  }
-};
-
 }  // namespace
 
 CalibrationMeasurements MeasureForCalibration(Backend& b, const CalibrationSweep& sweep,
                                               std::ostream* out) {
-  Log log{out};
+  OptionalLog log{out};
   const ClusterSpec cluster = b.Describe();
   const GpuSpec& gpu = cluster.gpu_kinds.at(0);
   if (!gpu.Supports(sweep.dtype)) {

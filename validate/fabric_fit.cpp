@@ -7,15 +7,10 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/median.h"
 
 namespace stratasim::validate {
 namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string Describe(const FabricSample& s) {
   return s.link_class + "/" + s.protocol + " " + std::string(ToString(s.op)) + " x" +

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/median.h"
 #include "core/units.h"
+#include "validate/optional_log.h"
 
 namespace stratasim::validate {
 namespace {
@@ -127,22 +129,6 @@ std::vector<double> Split(const std::string& text) {
   return v;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Discards what it is given when the caller wants no log.
-struct Log {
-  std::ostream* out;
-  template <typename T>
-  Log& operator<<(const T& v) {
-    if (out) *out << v;
-    return *this;
-  }
-};
-
 }  // namespace
 
 std::vector<FabricClassGroup> FabricClassGroups(const std::vector<std::string>& hosts,
@@ -174,7 +160,7 @@ std::vector<FabricClassGroup> FabricClassGroups(const std::vector<std::string>& 
 FabricMeasurements MeasureFabric(const FabricRunner& run, ProcessGroup* processes, int world_ranks,
                                  const FabricSweep& sweep, const std::string& protocol,
                                  std::ostream* out) {
-  Log log{out};
+  OptionalLog log{out};
   std::vector<std::string> hosts;
   if (processes) {
     hosts = processes->AllGather(processes->host());
