@@ -361,7 +361,11 @@ int Validate(const ValidateOptions& o) {
       FollowBackendAlgorithms(g, measured, &sim);
       const TaskGraph like = LikeTheBackend(g, measured);
       try {
-        const ExecutionTrace simulated = sim::Simulate(like, p.cluster, sim);
+        // The calibration's link figures (`links:`, `fabric:`) go on a copy of the cluster:
+        // the simulation with the defaults runs on the cluster as the backend described it.
+        ClusterSpec calibrated = p.cluster;
+        if (sim.calibration) ApplyLinkCalibration(&*sim.calibration, &calibrated);
+        const ExecutionTrace simulated = sim::Simulate(like, calibrated, sim);
         WriteFileAtomically(out + "/" + v.name + ".simulated.trace.json",
                             ChromeTraceJson(like, simulated));
         std::optional<ExecutionTrace> with_defaults;

@@ -189,6 +189,31 @@ TEST(ValidateHost, CalibrationRoundTripReducesTheIterationError) {
   fs::remove_all(dir);
 }
 
+// A fabric calibration (`calibrate --fabric`'s `fabric:` entries) reaches the simulation the run
+// is compared with: at 1 ms per hop, each 2-member ring all-reduce takes its 2 steps x 1 ms,
+// where the defaults (the host's measured memcpy link) take microseconds.
+TEST(ValidateHost, AFabricCalibrationSetsTheSimulatedLinks) {
+  const fs::path dir = TempDir("fabric");
+  const fs::path cal = dir / "fabric.yaml";
+  std::ofstream(cal) << "format: stratasim-calibration\nversion: 1\nfabric:\n"
+                        "  - {class: intra, protocol: simple, latency: \"1ms\", "
+                        "bandwidth: \"1GB/s\"}\n";
+  const fs::path out = dir / "out";
+  const Result v = RunCli("validate " + WriteScenario(dir, "fp32").string() + " --ranks 2 --out " +
+                          out.string() + " --calibration " + cal.string());
+  ASSERT_EQ(v.status, 0) << v.output;
+  const nlohmann::json strategy = Strategy(out);
+  bool seen = false;
+  for (const nlohmann::json& k : strategy["kinds"]) {
+    if (k["kind"] != "all_reduce") continue;
+    seen = true;
+    EXPECT_LT(k["default_simulated_s"].get<double>(), 1e-3) << v.output;
+    EXPECT_GE(k["simulated_s"].get<double>(), 2e-3) << v.output;
+  }
+  EXPECT_TRUE(seen) << v.output;
+  fs::remove_all(dir);
+}
+
 TEST(ValidateHost, FewerRanksThanThePlanNeedsEndsBeforeRunning) {
   const fs::path out = TempDir("ranks");
   const std::string quickstart = std::string(STRATASIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
