@@ -1,20 +1,22 @@
 #include "cli/mpi_process_group.h"
 
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 #ifdef STRATASIM_HAVE_MPI
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
-#include <cstring>
 #include <sstream>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "cli/mpi_api.h"
 
@@ -101,37 +103,6 @@ Clock::time_point Deadline(double timeout_s) {
 long long EnvNumber(const char* name, long long fallback) {
   const char* v = std::getenv(name);
   return v ? std::atoll(v) : fallback;
-}
-
-// Byte strings packed into one: a count, then each length and its bytes.
-std::string Pack(const std::vector<std::string>& texts) {
-  std::string out;
-  auto number = [&](std::uint64_t n) { out.append(reinterpret_cast<const char*>(&n), sizeof n); };
-  number(texts.size());
-  for (const std::string& t : texts) {
-    number(t.size());
-    out += t;
-  }
-  return out;
-}
-
-std::vector<std::string> Unpack(const std::string& packed) {
-  std::size_t at = 0;
-  auto number = [&] {
-    std::uint64_t n = 0;
-    if (at + sizeof n > packed.size()) throw Error("a control message is truncated");
-    std::memcpy(&n, packed.data() + at, sizeof n);
-    at += sizeof n;
-    return n;
-  };
-  std::vector<std::string> texts(number());
-  for (std::string& t : texts) {
-    const std::uint64_t n = number();
-    if (at + n > packed.size()) throw Error("a control message is truncated");
-    t = packed.substr(at, n);
-    at += n;
-  }
-  return texts;
 }
 
 }  // namespace
@@ -393,6 +364,7 @@ std::vector<std::optional<std::string>> MpiProcessGroup::GatherToRoot(const std:
   std::vector<MPI_Request> text_reqs;
   std::vector<int> owner;
   for (int p : answered) {
+    CheckControlLength(lengths[static_cast<size_t>(p)], p);
     texts[static_cast<size_t>(p)].resize(lengths[static_cast<size_t>(p)]);
     const std::size_t before = text_reqs.size();
     c.PostTextRecv(p, &texts[static_cast<size_t>(p)], &text_reqs);
@@ -443,6 +415,7 @@ void MpiProcessGroup::Broadcast(std::string* text, int root) {
   c.PostLengthRecv(root, &length, &reqs);
   Polled polled = PollUntil(&reqs, Deadline(timeout_s_), nullptr, &error);
   if (polled == Polled::kDone) {
+    CheckControlLength(length, root);
     text->assign(length, '\0');
     reqs.clear();
     c.PostTextRecv(root, text, &reqs);
@@ -532,3 +505,53 @@ std::vector<std::optional<std::string>> MpiProcessGroup::GatherToRoot(const std:
 }  // namespace stratasim::mpi
 
 #endif
+
+// Framing of the control plane, with or without MPI (tested in mpi_launcher_test).
+namespace stratasim::mpi {
+
+void CheckControlLength(std::uint64_t bytes, int peer) {
+  if (bytes > limits::kControlMessageBytes) {
+    throw Error("rank " + std::to_string(peer) + " announced a control message of " +
+                std::to_string(bytes) + " bytes, more than the " +
+                std::to_string(limits::kControlMessageBytes) +
+                " a process sends (core/limits.h): it runs another stratasim or is corrupted");
+  }
+}
+
+// Byte strings packed into one: a count, then each length and its bytes.
+std::string Pack(const std::vector<std::string>& texts) {
+  std::string out;
+  auto number = [&](std::uint64_t n) { out.append(reinterpret_cast<const char*>(&n), sizeof n); };
+  number(texts.size());
+  for (const std::string& t : texts) {
+    number(t.size());
+    out += t;
+  }
+  return out;
+}
+
+std::vector<std::string> Unpack(const std::string& packed) {
+  std::size_t at = 0;
+  auto number = [&] {
+    std::uint64_t n = 0;
+    if (at + sizeof n > packed.size()) throw Error("a control message is truncated");
+    std::memcpy(&n, packed.data() + at, sizeof n);
+    at += sizeof n;
+    return n;
+  };
+  // Each text takes at least its 8-byte length: a larger count is not what Pack wrote.
+  const std::uint64_t count = number();
+  if (count > (packed.size() - at) / sizeof(std::uint64_t)) {
+    throw Error("a control message is truncated");
+  }
+  std::vector<std::string> texts(count);
+  for (std::string& t : texts) {
+    const std::uint64_t n = number();
+    if (n > packed.size() - at) throw Error("a control message is truncated");
+    t = packed.substr(at, n);
+    at += n;
+  }
+  return texts;
+}
+
+}  // namespace stratasim::mpi

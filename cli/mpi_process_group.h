@@ -16,7 +16,9 @@
 #include <atomic>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "validate/process_group.h"
 
@@ -79,6 +81,13 @@ class MpiProcessGroup : public validate::ProcessGroup {
   std::atomic<bool> healthy_{true};
   std::atomic<long long> sends_{0};  // for the test hook STRATASIM_VALIDATE_TEST_KILL_AFTER
 };
+
+// The control plane's framing, here to be tested without MPI. A length a peer announces is
+// checked against limits::kControlMessageBytes before anything is allocated (Error naming the
+// peer); Unpack refuses a count or length beyond what `packed` holds.
+void CheckControlLength(std::uint64_t bytes, int peer);
+std::string Pack(const std::vector<std::string>& texts);
+std::vector<std::string> Unpack(const std::string& packed);
 
 }  // namespace stratasim::mpi
 

@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+
+#include "cli/mpi_process_group.h"
+#include "core/limits.h"
+
 namespace stratasim {
 namespace {
 
@@ -86,3 +92,46 @@ TEST(ClusterOfProcesses, RefusesABackendOfSeveralServers) {
 
 }  // namespace
 }  // namespace stratasim
+
+namespace stratasim::mpi {
+namespace {
+
+// The control plane's framing (cli/mpi_process_group.h): what a peer announces is bounded
+// before anything is allocated.
+TEST(ControlFraming, PackAndUnpackRoundTrip) {
+  const std::vector<std::string> texts = {"", "a", std::string("b\0c", 3)};
+  EXPECT_EQ(Unpack(Pack(texts)), texts);
+}
+
+TEST(ControlFraming, AnnouncedLengthsBeyondTheLimitAreRefusedNamingThePeer) {
+  EXPECT_NO_THROW(CheckControlLength(limits::kControlMessageBytes, 3));
+  try {
+    CheckControlLength(limits::kControlMessageBytes + 1, 3);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rank 3 announced a control message of 1073741825 bytes, more than the "
+              "1073741824 a process sends (core/limits.h): it runs another stratasim or is "
+              "corrupted");
+  }
+}
+
+TEST(ControlFraming, CountsAndLengthsBeyondTheMessageAreRefused) {
+  std::string packed = Pack({"abc"});
+  const std::uint64_t huge = std::uint64_t{1} << 60;
+  std::string bad_count = packed;
+  std::memcpy(bad_count.data(), &huge, sizeof huge);  // the count
+  std::string bad_length = packed;
+  std::memcpy(bad_length.data() + sizeof huge, &huge, sizeof huge);  // the first length
+  for (const std::string& bad : {bad_count, bad_length, packed.substr(0, packed.size() - 1)}) {
+    try {
+      Unpack(bad);
+      FAIL() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "a control message is truncated");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stratasim::mpi

@@ -63,6 +63,13 @@ constexpr long long kMaxSearchCandidates = 10000000;
 constexpr size_t kChakraFileBytes = size_t{1} << 30;
 constexpr long long kChakraNodes = 10000000;
 
+// One control-plane message between the processes of a multi-process validate or calibrate
+// (cli/mpi_process_group.h): the largest is a process's trace gathered on rank 0, about 100
+// bytes of JSON a task, so 1 GiB is a rank of some 10 million tasks, well past any plan. A
+// larger length announced by a peer is a mismatched or corrupted process, refused before
+// anything is allocated.
+constexpr size_t kControlMessageBytes = size_t{1} << 30;
+
 // Any echoed value is cut to this many bytes in a message.
 constexpr size_t kEchoBytes = 80;
 
