@@ -22,6 +22,20 @@ struct MoeFigures {
   double dropped_tokens = 0;  // per iteration: tokens over the gate's capacity
   double replicas = 0;        // per iteration: expert copies, over all layers
   double transfer_bytes = 0;  // per iteration: replica parameters and gradients moved
+  // Expert-data parallelism (DeepSpeed-MoE, Rajbhandari et al. 2022 §4): the experts are
+  // spread over expert-parallel groups of `expert_parallel` GPUs (the all-to-all's members);
+  // each expert is replicated over `expert_data_parallel` = GPUs / expert_parallel groups, its
+  // gradients all-reduced among the copies. 0/1 until a planner sets them.
+  int expert_parallel = 0;
+  int expert_data_parallel = 1;
+  // Persistent placements (Prophet, Pro-Prophet): per measured iteration, over all layers,
+  // replicas created plus replicas dropped against the previous iteration's placement; the
+  // fraction of (iteration, layer) pairs whose previous placement was kept; and the bytes of
+  // replica transfers the placement moved less than re-sending every replica every iteration
+  // would have (negative when keeping costs more).
+  double placement_changes = 0;
+  double placement_kept_fraction = 0;
+  double transfer_bytes_saved = 0;
   // Per measured iteration, per GPU: the tokens the GPU computes under the strategy's
   // placement (the "after" load of load_std_after), mean over the MoE layers. Each row sums to
   // the tokens routed through a layer (tokens × top_k, less dropped ones). Empty above
