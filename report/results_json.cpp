@@ -1,6 +1,7 @@
 #include "report/results_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "report/csv_fields.h"
@@ -121,13 +122,39 @@ std::string PipelineCsv(const StrategyResult& s) {
 
 }  // namespace
 
+// The scalar members of a strategy's "moe" object, named as json_normalize names them; empty
+// for strategies without one (and for failed ones). A null of results.json (no baseline, a
+// perfectly balanced ratio) is an empty cell.
+constexpr const char* kMoeCsvHeader =
+    "moe.top_k,moe.iteration_time_s.mean,moe.iteration_time_s.p50,moe.iteration_time_s.p95,"
+    "moe.iteration_time_s.min,moe.iteration_time_s.max,moe.tokens_per_s,moe.baseline,"
+    "moe.speedup,moe.load_std_before,moe.load_std_after,moe.load_balance_ratio,"
+    "moe.exposed_a2a_s,moe.placement_s,moe.placement_exposed_s,moe.peak_memory_bytes,"
+    "moe.dropped_tokens,moe.replicas,moe.transfer_bytes";
+
+std::string MoeCsv(const StrategyResult& s) {
+  if (!s.ok || !s.moe) return std::string(18, ',');
+  const MoeSummary& m = *s.moe;
+  auto finite = [](double v) { return std::isfinite(v) ? CsvNumber(v) : std::string(); };
+  return std::to_string(m.top_k) + "," + CsvNumber(m.mean_s) + "," + CsvNumber(m.p50_s) + "," +
+         CsvNumber(m.p95_s) + "," + CsvNumber(m.min_s) + "," + CsvNumber(m.max_s) + "," +
+         CsvNumber(m.tokens_per_s) + "," + CsvField(m.baseline) + "," +
+         (m.speedup > 0 ? CsvNumber(m.speedup) : std::string()) + "," +
+         CsvNumber(m.load_std_before) + "," + CsvNumber(m.load_std_after) + "," +
+         finite(m.load_balance_ratio) + "," + CsvNumber(m.exposed_a2a_s) + "," +
+         CsvNumber(m.placement_s) + "," + CsvNumber(m.placement_exposed_s) + "," +
+         CsvBytes(m.peak_memory_bytes) + "," + CsvNumber(m.dropped_tokens) + "," +
+         CsvNumber(m.replicas) + "," + CsvBytes(m.transfer_bytes);
+}
+
 std::string ResultsToCsv(const RunResults& r) {
   std::string out =
       "name,kind,ok,num_gpus,iteration_time_s,samples_per_s,tokens_per_s,tflops_per_gpu,mfu,"
       "hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error,"
       "pipeline.planner,pipeline.partition,pipeline.stages,pipeline.max_stage_compute_s,"
       "pipeline.mean_stage_compute_s,pipeline.startup_s,pipeline.bubble_fraction,"
-      "pipeline.predicted_iteration_s\n";
+      "pipeline.predicted_iteration_s," +
+      std::string(kMoeCsvHeader) + "\n";
   for (const StrategyResult& s : r.strategies) {
     const Metrics& m = s.metrics;
     auto figure = [&](double v) { return s.ok ? CsvNumber(v) : std::string(); };
@@ -137,7 +164,8 @@ std::string ResultsToCsv(const RunResults& r) {
            figure(m.samples_per_s) + "," + figure(m.tokens_per_s) + "," + figure(m.tflops_per_gpu) +
            "," + figure(m.mfu) + "," + figure(m.hfu) + "," + figure(m.exposed_comm_fraction) + "," +
            figure(m.idle_fraction) + "," + max_peak + "," + CsvField(s.fold) + "," +
-           (s.ok ? std::string() : CsvField(s.error)) + "," + PipelineCsv(s) + "\n";
+           (s.ok ? std::string() : CsvField(s.error)) + "," + PipelineCsv(s) + "," + MoeCsv(s) +
+           "\n";
   }
   return out;
 }

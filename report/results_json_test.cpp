@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -159,10 +160,16 @@ TEST(ResultsCsvTest, HeaderAndRows) {
             "mfu,hfu,exposed_comm_fraction,idle_fraction,max_peak_memory_bytes,fold,error,"
             "pipeline.planner,pipeline.partition,pipeline.stages,pipeline.max_stage_compute_s,"
             "pipeline.mean_stage_compute_s,pipeline.startup_s,pipeline.bubble_fraction,"
-            "pipeline.predicted_iteration_s");
-  // A strategy without pipeline figures leaves the pipeline columns empty.
+            "pipeline.predicted_iteration_s,moe.top_k,moe.iteration_time_s.mean,"
+            "moe.iteration_time_s.p50,moe.iteration_time_s.p95,moe.iteration_time_s.min,"
+            "moe.iteration_time_s.max,moe.tokens_per_s,moe.baseline,moe.speedup,"
+            "moe.load_std_before,moe.load_std_after,moe.load_balance_ratio,moe.exposed_a2a_s,"
+            "moe.placement_s,moe.placement_exposed_s,moe.peak_memory_bytes,moe.dropped_tokens,"
+            "moe.replicas,moe.transfer_bytes");
+  // A strategy without pipeline or MoE figures leaves their columns empty.
   EXPECT_EQ(row,
-            "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,,,,,,,,,");
+            "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,,,,,,,,," +
+                std::string(19, ','));
 }
 
 TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
@@ -170,11 +177,61 @@ TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
   // The failed row: name with a comma and quotes, error with a comma and a newline, and
   // empty figures.
   EXPECT_NE(
-      csv.find(
-          "\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\",,,,,,,,\n"),
+      csv.find("\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\",,,,,,,," +
+               std::string(19, ',') + "\n"),
       std::string::npos)
       << csv;
   EXPECT_EQ(csv, ResultsToCsv(Example()));
+}
+
+// A MoE strategy: its "moe" object's scalars, named as pandas' json_normalize names them, with
+// results.json's nulls (no baseline, a perfectly balanced ratio) as empty cells.
+TEST(ResultsCsvTest, MoeColumns) {
+  RunResults r;
+  StrategyResult p;
+  p.name = "pro-prophet-top1";
+  p.kind = "pro-prophet";
+  p.num_gpus = 16;
+  p.metrics.iteration_time_s = 0.05;
+  MoeSummary m;
+  m.top_k = 1;
+  m.mean_s = 0.044;
+  m.p50_s = 0.0441;
+  m.p95_s = 0.0447;
+  m.min_s = 0.0435;
+  m.max_s = 0.0448;
+  m.tokens_per_s = 369437;
+  m.baseline = "deepspeed-top1";
+  m.speedup = 2.64;
+  m.load_std_before = 1445;
+  m.load_std_after = 808.5;
+  m.load_balance_ratio = 1445 / 808.5;
+  m.exposed_a2a_s = 0.018;
+  m.placement_s = 0.0086;
+  m.placement_exposed_s = 0.006;
+  m.peak_memory_bytes = 1105954816;
+  m.dropped_tokens = 0;
+  m.replicas = 13.2;
+  m.transfer_bytes = 421514956.8;
+  p.moe = m;
+  r.strategies.push_back(p);
+  m.baseline.clear();
+  m.speedup = 0;
+  m.load_balance_ratio = std::numeric_limits<double>::infinity();
+  p.name = "perfect";
+  p.moe = m;
+  r.strategies.push_back(p);
+  std::istringstream in(ResultsToCsv(r));
+  std::string header, row, perfect;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::getline(in, perfect);
+  EXPECT_NE(header.find(",moe.top_k,"), std::string::npos);
+  EXPECT_EQ(row.substr(row.find(",16,0.05,")),
+            ",16,0.05,0,0,0,0,0,0,0,0,,,,,,,,,,,1,0.044,0.0441,0.0447,0.0435,0.0448,369437,"
+            "deepspeed-top1,2.64,1445,808.5,1.78726036,0.018,0.0086,0.006,1105954816,0,13.2,"
+            "421514957");
+  EXPECT_NE(perfect.find(",369437,,,1445,808.5,,0.018,"), std::string::npos) << perfect;
 }
 
 // A pipelined strategy: what its plan decided beside what the trace measured of its stages.
@@ -247,12 +304,13 @@ TEST(ResultsCsvTest, PipelineColumnsAreAppended) {
   std::getline(in, row);
   std::getline(in, failed);
   EXPECT_EQ(row.substr(row.find(",,autopipe")),
-            ",,autopipe,\"3,5\",2,0.375,0.3125,0.0625,0.375,0.4");
-  EXPECT_EQ(failed.substr(failed.find(",no,")), ",no,,,,,,,,");
+            ",,autopipe,\"3,5\",2,0.375,0.3125,0.0625,0.375,0.4" + std::string(19, ','));
+  EXPECT_EQ(failed.substr(failed.find(",no,")), ",no,,,,,,,," + std::string(19, ','));
   std::istringstream manual(ResultsToCsv(Pipelined(0)));
   std::getline(manual, header);
   std::getline(manual, row);
-  EXPECT_EQ(row.substr(row.find(",,manual")), ",,manual,\"3,5\",2,0.375,0.3125,0.0625,0.375,");
+  EXPECT_EQ(row.substr(row.find(",,manual")),
+            ",,manual,\"3,5\",2,0.375,0.3125,0.0625,0.375," + std::string(19, ','));
 }
 
 }  // namespace
