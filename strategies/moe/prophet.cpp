@@ -35,7 +35,10 @@ std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_r
   for (int copy = 0; copy < max_copies && n > 1; ++copy) {
     const std::vector<double>& h = d.load_after;
     const auto [lo, hi] = std::minmax_element(h.begin(), h.end());
-    if (*hi - *lo < alpha * total / experts) break;
+    // Pro-Prophet's balanced condition (king0722/Pro-Prophet, load-balancing/
+    // search_algorithm.py: `balanced_condition = 3 * args.top_k * args.global_batch_size *
+    // args.seq_length / world_size`): alpha times the mean device load I / D.
+    if (*hi - *lo < alpha * total / n) break;
     const int device = static_cast<int>(hi - h.begin());
     // The heaviest expert of the device: owned there, with copies that still leave room.
     int x = -1;
@@ -80,8 +83,8 @@ const OptionSpecs& ProphetOptions() {
                  "weight of the newest iteration in the moving average of the load")
               .Default("0.5"),
           Number("alpha", 0, 1e6,
-                 "stop placing when max - min device load < alpha x mean expert load "
-                 "(Pro-Prophet's rule)")
+                 "stop placing when max - min device load < alpha x mean device load "
+                 "(I / D, Pro-Prophet's rule)")
               .Default("3"),
       });
   return options;

@@ -16,4 +16,5 @@ list(APPEND STRATEGY_TESTS
   moe/routing_trace_test.cpp
   moe/placement_test.cpp
   moe/moe_strategies_test.cpp
+  moe/pro_prophet_test.cpp
 )
