@@ -6,16 +6,21 @@
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
+#include "strategies/moe/persistent_placement.h"
 
 namespace stratasim {
 
 double ProProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
                               bool scheduled) {
-  const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
   // T_Trans(s, n) = s (D - n) size(params) / (D B), summed over the replicated experts;
   // T_Agg moves the same bytes of gradients.
   const double trans = ReplicaTransferSeconds(d, ranks, m);
-  const double agg = trans;
+  return ProProphetLayerSeconds(d, m, scheduled, trans, trans);
+}
+
+double ProProphetLayerSeconds(const LayerDecision& d, const MoeCostModel& m, bool scheduled,
+                              double trans, double agg) {
+  const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
   if (!scheduled) return 4 * a2a + 3 * fec + trans + agg;
   return 4 * a2a + 3 * fec + std::max(0.0, trans - fec - m.dense_fwd_s) +
          std::max(0.0, agg - 2 * fec - m.dense_bwd_s);
@@ -110,6 +115,11 @@ const OptionSpecs& ProProphetOptions() {
           Number("alpha", 0, 1e6,
                  "stop when max - min device load < alpha x mean device load (I / D)")
               .Default("3"),
+          Flag("persistent",
+               "keep the previous iteration's copies while their modelled time is within the "
+               "fresh plan's plus moving its new copies' state (holders keep Adam state, "
+               "gradients all-reduced); false: re-send every copy every iteration")
+              .Default("true"),
       });
   return options;
 }
@@ -119,18 +129,28 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
   const MoeSetup st = ReadMoeSetup(s, spec, opt);
   const bool scheduled = opt.Bool("schedule");
   const double alpha = opt.Double("alpha");
+  const bool persistent = opt.Bool("persistent");
   opt.Finish();
   const MoeCostModel m = MakeMoeCostModel(s, st);
+  const CopyStateBytes state = ExpertCopyStateBytes(st.expert_params, st.dtype);
+  const LayerSecondsFn seconds = [&](const LayerDecision& d, double trans_s, double agg_s) {
+    return ProProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
+  };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
       // The plan for iteration t comes from iteration t - 1's counts (§4.3: it runs while the
       // all-to-all of t - 1 is in flight); the first iteration has no history.
-      const std::vector<Replica> reps =
-          t == 0 ? std::vector<Replica>{}
-                 : ProProphetSearch(st.routing.Matrix(t - 1, l), st.experts_per_rank, m, alpha,
-                                    scheduled);
+      std::vector<Replica> reps = t == 0
+                                      ? std::vector<Replica>{}
+                                      : ProProphetSearch(st.routing.Matrix(t - 1, l),
+                                                         st.experts_per_rank, m, alpha, scheduled);
+      if (persistent && t > 0) {
+        reps = KeepOrReplan(st.routing.Matrix(t - 1, l), st.experts_per_rank, false,
+                            decisions[t - 1][l].replicas, std::move(reps), seconds, m, state)
+                   .replicas;
+      }
       decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, false));
     }
   }
@@ -138,11 +158,14 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
   sc.transfers =
       scheduled ? TransferSchedule::kSplitPreviousBlock : TransferSchedule::kBeforeDispatch;
   sc.overlap_aggregation = scheduled;
+  sc.persistent = persistent;
   Plan plan = BuildMoePlan(st, decisions, sc);
-  plan.notes.push_back(std::string("planner: greedy lightweight replication from the previous "
-                                   "iteration; scheduler ") +
-                       (scheduled ? "block-wise (transfers split over the previous block)"
-                                  : "off (transfers exposed)"));
+  plan.notes.push_back(
+      std::string("planner: greedy lightweight replication from the previous "
+                  "iteration; scheduler ") +
+      (scheduled ? "block-wise (transfers split over the previous block)"
+                 : "off (transfers exposed)") +
+      (persistent ? "; persistent placements" : "; copies re-sent every iteration"));
   return plan;
 }
 

@@ -15,6 +15,10 @@ namespace stratasim {
 // + max(0, T_Agg - T_BEC - T_BNEC); without, the transfers add in full.
 double ProProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
                               bool scheduled);
+// The same with the parameter transfers' and the gradient aggregation's seconds given
+// (persistent placements move other bytes: strategies/moe/persistent_placement.h).
+double ProProphetLayerSeconds(const LayerDecision& d, const MoeCostModel& m, bool scheduled,
+                              double trans_s, double agg_s);
 
 // From the predicted counts (the previous iteration's), following the public code
 // (king0722/Pro-Prophet, load-balancing/search_algorithm.py): repeatedly takes the most loaded
