@@ -92,7 +92,7 @@ PersistentTransfers PersistentTransferSeconds(const std::vector<Replica>& placem
 KeepOrReplanChoice KeepOrReplan(const TokenMatrix& predicted, int experts_per_rank, bool spread,
                                 const std::vector<Replica>& previous, std::vector<Replica> fresh,
                                 const LayerSecondsFn& seconds, const MoeCostModel& m,
-                                const CopyStateBytes& state) {
+                                const CopyStateBytes& state, double* regret_s) {
   const int ranks = static_cast<int>(predicted.size());
   // T' of `placement` when `held` is what the holders have.
   const auto modelled = [&](const std::vector<Replica>& placement,
@@ -107,15 +107,19 @@ KeepOrReplanChoice KeepOrReplan(const TokenMatrix& predicted, int experts_per_ra
   c.replan_s = modelled(fresh, previous) - c.fresh_s;
   const std::vector<Replica> common = CommonCopies(previous, fresh);
   c.partial_s = modelled(common, previous);
-  const double switch_s = c.fresh_s + c.replan_s;
-  if (c.kept_s <= switch_s) {
-    c.kept = true;
-    c.replicas = previous;
-  } else if (c.partial_s <= switch_s) {
-    c.partial = true;
-    c.replicas = common;
+  // Staying sends nothing: the previous placement, or only its copies the fresh plan also has
+  // when dropping the others is faster (a dropped copy moves nothing).
+  c.partial = c.partial_s < c.kept_s;
+  const double stay_s = c.partial ? c.partial_s : c.kept_s;
+  const double regret = *regret_s + std::max(0.0, stay_s - c.fresh_s);
+  if (regret <= c.replan_s) {
+    c.kept = !c.partial;
+    c.replicas = c.partial ? common : previous;
+    *regret_s = regret;
   } else {
+    c.partial = false;
     c.replicas = std::move(fresh);
+    *regret_s = 0;
   }
   return c;
 }

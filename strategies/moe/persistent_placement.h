@@ -12,9 +12,16 @@
 // the step; a dropped copy sends nothing and frees its memory.
 //
 // The decision per (iteration, layer), with no tuned constant: keep the previous iteration's
-// placement when its modelled time on the predicted counts is at most that of the fresh plan
-// plus the modelled time to move the state (parameters and optimizer state) of the copies the
-// fresh plan adds; otherwise switch to the fresh plan.
+// placement while what keeping it has cost, its modelled time on the predicted counts above the
+// fresh plan's summed over the iterations since the layer's placement last changed, is at most
+// the modelled time to move the state (parameters and optimizer state) of the copies the fresh
+// plan adds; otherwise switch to the fresh plan. Over one iteration that is
+// T'(kept) <= T'(fresh) + that cost; summed, it is the break-even rule of the ski-rental
+// problem (pay the rent, here the slower placement, until it has cost as much as buying, here
+// the move: deterministic and within twice the cost of the best choice made knowing the
+// future; Karlin, Manasse, Rudolph and Sleator, "Competitive snoopy caching", Algorithmica
+// 1988), which does not stay forever on a placement that is a little worse every iteration
+// when moving costs more than one iteration's difference.
 #ifndef STRATASIM_STRATEGIES_MOE_PERSISTENT_PLACEMENT_H_
 #define STRATASIM_STRATEGIES_MOE_PERSISTENT_PLACEMENT_H_
 
@@ -75,8 +82,8 @@ using LayerSecondsFn = std::function<double(const LayerDecision& d, double trans
 
 struct KeepOrReplanChoice {
   std::vector<Replica> replicas;  // what the layer uses this iteration
-  bool kept = false;              // the previous placement, unchanged
-  bool partial = false;           // only the previous copies the fresh plan also has
+  bool kept = false;              // stayed on the previous placement, unchanged
+  bool partial = false;           // stayed on the previous copies the fresh plan also has
   // T'(kept): the previous placement, nothing to send. T'(fresh): the fresh plan as if its
   // copies were held. replan_s: what sending the fresh plan's new copies their parameters and
   // optimizer state adds to its modelled time. partial_s: T' of the common copies.
@@ -85,14 +92,15 @@ struct KeepOrReplanChoice {
 
 // The decision rule: every placement evaluated on `predicted` (ReplicatedPlacement with
 // `spread`, as the planner places tokens) by the planner's `seconds` with the transfers
-// persistence makes (PersistentTransferSeconds). Keeps `previous` when
-// T'(kept) <= T'(fresh) + replan_s; else keeps only the copies common to both when that is
-// cheaper than either (dropping a copy sends nothing: no new state to move); else switches to
-// `fresh`.
+// persistence makes (PersistentTransferSeconds). `regret_s`: what staying has cost since the
+// layer last switched (0 at the start). Staying is keeping `previous`, or only its copies that
+// `fresh` also has when dropping the others makes the layer faster (dropping sends nothing).
+// Stays when *regret_s + max(0, T'(stay) - T'(fresh)) <= replan_s, adding that to *regret_s;
+// else switches to `fresh` and resets *regret_s.
 KeepOrReplanChoice KeepOrReplan(const TokenMatrix& predicted, int experts_per_rank, bool spread,
                                 const std::vector<Replica>& previous, std::vector<Replica> fresh,
                                 const LayerSecondsFn& seconds, const MoeCostModel& m,
-                                const CopyStateBytes& state);
+                                const CopyStateBytes& state, double* regret_s);
 
 // MoeFigures::placement_changes and placement_kept_fraction over the measured iterations
 // (t >= warmup) of decisions[t][l]. Changes count copies created plus dropped against the

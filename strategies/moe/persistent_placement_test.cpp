@@ -77,8 +77,10 @@ TEST(PersistentPlacementTest, KeptWhileTheRoutingStaysSwitchedWhenTheHotExpertMo
   const std::vector<Replica> previous = ProProphetSearch(HotOn(0), 1, m, 3, false);
   ASSERT_FALSE(previous.empty());
   // The same routing: the fresh plan is the kept one, nothing to move.
-  const KeepOrReplanChoice same = KeepOrReplan(
-      HotOn(0), 1, false, previous, ProProphetSearch(HotOn(0), 1, m, 3, false), seconds, m, state);
+  double regret_s = 0;
+  const KeepOrReplanChoice same =
+      KeepOrReplan(HotOn(0), 1, false, previous, ProProphetSearch(HotOn(0), 1, m, 3, false),
+                   seconds, m, state, &regret_s);
   EXPECT_TRUE(same.kept);
   EXPECT_EQ(same.replan_s, 0);
   EXPECT_EQ(CopiesOf(same.replicas), CopiesOf(previous));
@@ -88,7 +90,7 @@ TEST(PersistentPlacementTest, KeptWhileTheRoutingStaysSwitchedWhenTheHotExpertMo
   ASSERT_FALSE(fresh.empty());
   ASSERT_EQ(fresh[0].expert, 2);
   const KeepOrReplanChoice moved =
-      KeepOrReplan(HotOn(2), 1, false, previous, fresh, seconds, m, state);
+      KeepOrReplan(HotOn(2), 1, false, previous, fresh, seconds, m, state, &regret_s);
   EXPECT_FALSE(moved.kept);
   EXPECT_FALSE(moved.partial);
   EXPECT_GT(moved.replan_s, 0);
@@ -108,15 +110,25 @@ TEST(PersistentPlacementTest, KeepsWhenTheGainIsBelowTheCostOfMovingState) {
   const std::vector<Replica> previous = {{0, 0, {1, 2, 3}}};
   const std::vector<Replica> fresh = {{1, 1, {0, 2, 3}}};
   // Both all-reduce 3 copies' gradients (0.2 ms); switching also sends expert 1's parameters
-  // (0.1 ms) and optimizer state to 3 devices: kept while that state takes >= 0.9 ms.
-  const KeepOrReplanChoice heavy =
-      KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m, CopyStateBytes{1e5, 1e6});
+  // (0.1 ms) and optimizer state to 3 devices (1 ms): kept for one iteration (1 ms lost).
+  double regret_s = 0;
+  const KeepOrReplanChoice heavy = KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m,
+                                                CopyStateBytes{1e5, 1e6}, &regret_s);
   EXPECT_TRUE(heavy.kept);
   EXPECT_NEAR(heavy.kept_s, 1.001 + 2e-4, 1e-12);
   EXPECT_NEAR(heavy.fresh_s, 1.0 + 2e-4, 1e-12);
   EXPECT_NEAR(heavy.replan_s, 1e-4 + 1e-3, 1e-12);
-  const KeepOrReplanChoice light =
-      KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m, CopyStateBytes{1e5, 8e5});
+  EXPECT_NEAR(regret_s, 1e-3, 1e-12);  // what keeping cost this iteration
+  // The next iteration, the same: keeping would have cost 2 ms in all, more than moving (1.1
+  // ms): switch, and start counting again.
+  const KeepOrReplanChoice later = KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m,
+                                                CopyStateBytes{1e5, 1e6}, &regret_s);
+  EXPECT_FALSE(later.kept);
+  EXPECT_EQ(CopiesOf(later.replicas), CopiesOf(fresh));
+  EXPECT_EQ(regret_s, 0);
+  // With lighter state (0.9 ms in all to move) the first iteration switches already.
+  const KeepOrReplanChoice light = KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m,
+                                                CopyStateBytes{1e5, 8e5}, &regret_s);
   EXPECT_FALSE(light.kept);
   EXPECT_EQ(CopiesOf(light.replicas), CopiesOf(fresh));
 }
@@ -136,8 +148,9 @@ TEST(PersistentPlacementTest, DropsStaleCopiesWhenSwitchingCostsMore) {
   };
   const std::vector<Replica> previous = {{0, 0, {1, 3}}};
   const std::vector<Replica> fresh = {{0, 0, {1}}, {2, 2, {0}}};
-  const KeepOrReplanChoice c =
-      KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m, CopyStateBytes{1e5, 1e6});
+  double regret_s = 0;
+  const KeepOrReplanChoice c = KeepOrReplan(HotOn(0), 1, false, previous, fresh, seconds, m,
+                                            CopyStateBytes{1e5, 1e6}, &regret_s);
   EXPECT_FALSE(c.kept);
   EXPECT_TRUE(c.partial);
   EXPECT_EQ(CopiesOf(c.replicas), (std::vector<ExpertCopy>{{0, 1}}));

@@ -137,6 +137,7 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
     return ProProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
   };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  std::vector<double> regret_s(st.layers, 0);  // persistent placements: KeepOrReplan
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
@@ -148,7 +149,8 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
                                                          st.experts_per_rank, m, alpha, scheduled);
       if (persistent && t > 0) {
         reps = KeepOrReplan(st.routing.Matrix(t - 1, l), st.experts_per_rank, false,
-                            decisions[t - 1][l].replicas, std::move(reps), seconds, m, state)
+                            decisions[t - 1][l].replicas, std::move(reps), seconds, m, state,
+                            &regret_s[l])
                    .replicas;
       }
       decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, false));

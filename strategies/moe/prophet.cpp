@@ -117,6 +117,7 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
     return ProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
   };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  std::vector<double> regret_s(st.layers, 0);  // persistent placements: KeepOrReplan
   std::vector<TokenMatrix> predicted(st.layers);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
@@ -136,7 +137,7 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
         reps = ProphetPlan(predicted[l], st.experts_per_rank, m, alpha, scheduled);
         if (persistent) {
           reps = KeepOrReplan(predicted[l], st.experts_per_rank, true, decisions[t - 1][l].replicas,
-                              std::move(reps), seconds, m, state)
+                              std::move(reps), seconds, m, state, &regret_s[l])
                      .replicas;
         }
       }
