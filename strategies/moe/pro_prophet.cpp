@@ -116,9 +116,10 @@ const OptionSpecs& ProProphetOptions() {
                  "stop when max - min device load < alpha x mean device load (I / D)")
               .Default("3"),
           Flag("persistent",
-               "keep the previous iteration's copies while their modelled time is within the "
-               "fresh plan's plus moving its new copies' state (holders keep Adam state, "
-               "gradients all-reduced); false: re-send every copy every iteration")
+               "copies stay on their holders (which keep their Adam state; gradients "
+               "all-reduced) until staying has cost, summed since the last switch, more than "
+               "sending the fresh plan's new copies their state; false: re-send every copy "
+               "every iteration")
               .Default("true"),
       });
   return options;

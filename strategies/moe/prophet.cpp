@@ -95,9 +95,10 @@ const OptionSpecs& ProphetOptions() {
                  "(I / D, Pro-Prophet's rule)")
               .Default("3"),
           Flag("persistent",
-               "keep the previous iteration's copies while their modelled time is within the "
-               "fresh plan's plus moving its new copies' state (holders keep Adam state, "
-               "gradients all-reduced); false: re-send every copy every iteration")
+               "copies stay on their holders (which keep their Adam state; gradients "
+               "all-reduced) until staying has cost, summed since the last switch, more than "
+               "sending the fresh plan's new copies their state; false: re-send every copy "
+               "every iteration")
               .Default("true"),
       });
   return options;
