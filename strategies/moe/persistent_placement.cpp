@@ -104,7 +104,9 @@ KeepOrReplanChoice KeepOrReplan(const TokenMatrix& predicted, int experts_per_ra
   KeepOrReplanChoice c;
   c.kept_s = modelled(previous, previous);
   c.fresh_s = modelled(fresh, fresh);
-  c.replan_s = modelled(fresh, previous) - c.fresh_s;
+  // Moving the new copies' parameters and optimizer state, in full: the first iteration of a
+  // new placement sends them while every layer's new copies share the placement stream.
+  c.replan_s = TransferFormSeconds(AddedCopies(previous, fresh), ranks, m, state.Total());
   const std::vector<Replica> common = CommonCopies(previous, fresh);
   c.partial_s = modelled(common, previous);
   // Staying sends nothing: the previous placement, or only its copies the fresh plan also has

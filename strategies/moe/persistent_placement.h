@@ -85,8 +85,9 @@ struct KeepOrReplanChoice {
   bool kept = false;              // stayed on the previous placement, unchanged
   bool partial = false;           // stayed on the previous copies the fresh plan also has
   // T'(kept): the previous placement, nothing to send. T'(fresh): the fresh plan as if its
-  // copies were held. replan_s: what sending the fresh plan's new copies their parameters and
-  // optimizer state adds to its modelled time. partial_s: T' of the common copies.
+  // copies were held. replan_s: the modelled time to send the fresh plan's new copies their
+  // parameters and optimizer state (T_Trans form, none of it hidden). partial_s: T' of the
+  // common copies.
   double kept_s = 0, fresh_s = 0, replan_s = 0, partial_s = 0;
 };
 
