@@ -116,6 +116,9 @@ void PutResult(sim::WireOut& out, const StrategyResult& r) {
     }
     out.Pod(static_cast<std::uint64_t>(s.gpu_tokens_per_iteration.size()));
     for (const std::vector<double>& row : s.gpu_tokens_per_iteration) PutDoubles(out, row);
+    for (double v : {s.placement_changes, s.placement_kept_fraction, s.transfer_bytes_saved}) {
+      out.Pod(v);
+    }
   }
   out.Pod(static_cast<char>(r.gnn ? 1 : 0));
   if (r.gnn) {
@@ -164,6 +167,9 @@ StrategyResult GetResult(sim::WireIn& in) {
     }
     s.gpu_tokens_per_iteration.resize(in.Count(what));
     for (std::vector<double>& row : s.gpu_tokens_per_iteration) row = GetDoubles(in, what);
+    for (double* v : {&s.placement_changes, &s.placement_kept_fraction, &s.transfer_bytes_saved}) {
+      *v = in.Pod<double>(what);
+    }
     r.moe = s;
   }
   if (in.Pod<char>(what)) {

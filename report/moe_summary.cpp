@@ -68,6 +68,9 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.dropped_tokens = figures.dropped_tokens;
   m.replicas = figures.replicas;
   m.transfer_bytes = figures.transfer_bytes;
+  m.placement_changes = figures.placement_changes;
+  m.placement_kept_fraction = figures.placement_kept_fraction;
+  m.transfer_bytes_saved = figures.transfer_bytes_saved;
   m.gpu_tokens_per_iteration = figures.gpu_tokens_per_iteration;
   return m;
 }
@@ -108,6 +111,9 @@ std::string MoeSummaryJson(const MoeSummary& m) {
   j["dropped_tokens"] = m.dropped_tokens;
   j["replicas"] = m.replicas;
   j["transfer_bytes"] = m.transfer_bytes;
+  j["placement_changes"] = m.placement_changes;
+  j["placement_kept_fraction"] = m.placement_kept_fraction;
+  j["transfer_bytes_saved"] = m.transfer_bytes_saved;
   // Null when not recorded (more than kMaxMoeLoadSeriesGpus GPUs): an empty list would read
   // as "no iterations".
   j["gpu_tokens_per_iteration"] = m.gpu_tokens_per_iteration.empty()

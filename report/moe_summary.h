@@ -41,6 +41,9 @@ struct MoeSummary {
   double dropped_tokens = 0;     // per iteration
   double replicas = 0;           // expert copies per iteration, over all layers
   double transfer_bytes = 0;     // replica parameters and gradients moved per iteration
+  // Persistent placements (MoeFigures): copies created + dropped per iteration, the fraction
+  // of (iteration, layer) placements kept, bytes moved less than re-sending every copy.
+  double placement_changes = 0, placement_kept_fraction = 0, transfer_bytes_saved = 0;
   // MoeFigures::gpu_tokens_per_iteration: per measured iteration, per GPU, the tokens computed
   // under the placement, mean over layers; empty above kMaxMoeLoadSeriesGpus GPUs.
   std::vector<std::vector<double>> gpu_tokens_per_iteration;

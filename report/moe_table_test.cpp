@@ -93,5 +93,27 @@ TEST(MoeTableTest, Format) {
   EXPECT_EQ(FormatMoeTable(none), "");
 }
 
+TEST(MoeTableTest, PlacementLinesForStrategiesThatReplicate) {
+  RunResults r;
+  r.strategies = {Moe("ds1", "deepspeed-moe", 1, 0.2), Moe("pp1", "pro-prophet", 1, 0.1)};
+  MoeSummary& m = *r.strategies[1].moe;
+  m.replicas = 4;
+  m.placement_changes = 1.5;
+  m.placement_kept_fraction = 0.875;
+  m.transfer_bytes_saved = -12.5e6;
+  SetMoeSpeedups(r.strategies);
+  const std::string t = FormatMoeTable(r);
+  EXPECT_EQ(t.substr(t.find("\nExpert placements")),
+            "\nExpert placements (per measured iteration; kept: (iteration, layer) placements "
+            "left in GPU memory unchanged; saved: bytes moved less than re-sending every copy)\n\n"
+            "strategy  copies created + dropped  placements kept  bytes saved (MB)\n"
+            "--------  ------------------------  ---------------  ----------------\n"
+            "pp1                            1.5              88%            -12.50\n");
+  // Nothing replicated: no placement lines.
+  m.replicas = 0;
+  m.placement_changes = 0;
+  EXPECT_EQ(FormatMoeTable(r).find("Expert placements"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stratasim

@@ -9,6 +9,7 @@
 #include "models/fp8.h"
 #include "models/memory.h"
 #include "strategies/layer_tasks.h"
+#include "strategies/moe/persistent_placement.h"
 
 namespace stratasim {
 namespace {
@@ -285,10 +286,13 @@ class Builder {
     const LayerDecision& d = dec_[it_][l];
     const double e = BytesPerElement(st_.dtype);
     for (const Replica& rep : d.replicas) {
+      // A kept persistent copy already holds this iteration's parameters.
+      const std::vector<int> to = NewHolders(l, rep);
+      if (to.empty()) continue;
       Collective c;
       c.kind = CollectiveKind::kBroadcast;
       c.ranks = {rep.owner};
-      c.ranks.insert(c.ranks.end(), rep.holders.begin(), rep.holders.end());
+      c.ranks.insert(c.ranks.end(), to.begin(), to.end());
       c.root = rep.owner;
       c.bytes = st_.expert_params * e / parts;
       c.dtype = st_.dtype;
@@ -303,7 +307,46 @@ class Builder {
         if (prev_adam_[rep.owner] >= 0) g_.AddDep(ids[i], prev_adam_[rep.owner]);
         if (i > 0) arrived_[l][r].push_back(ids[i]);
       }
-      if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * rep.holders.size();
+      if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * to.size();
+    }
+  }
+
+  // The holders of `rep` that did not hold its expert in the previous iteration's decision
+  // for layer l (all of them unless persistent).
+  std::vector<int> NewHolders(int l, const Replica& rep) const {
+    if (!sc_.persistent || it_ == 0) return rep.holders;
+    const std::vector<ExpertCopy> had = CopiesOf(dec_[it_ - 1][l].replicas);
+    std::vector<int> to;
+    for (int h : rep.holders) {
+      if (!std::binary_search(had.begin(), had.end(), ExpertCopy{rep.expert, h})) to.push_back(h);
+    }
+    return to;
+  }
+
+  // Persistent placements: at the iteration's start (after the previous step on the compute
+  // stream), each holder frees the state of the copies it no longer holds and allocates that
+  // of its new ones (weights, gradients, Adam state: models/memory.h); persistent_params_[r]
+  // counts the parameters of the copies rank r holds, which its Adam step updates.
+  void PersistentCopies() {
+    persistent_params_.assign(n_, 0);
+    if (!sc_.persistent) return;
+    const double state = AdamStateBytes(st_.expert_params, st_.dtype).Total();
+    std::vector<double> freed(n_, 0), created(n_, 0);
+    for (int l = 0; l < st_.layers; ++l) {
+      const std::vector<ExpertCopy> now = CopiesOf(dec_[it_][l].replicas);
+      const std::vector<ExpertCopy> before =
+          it_ > 0 ? CopiesOf(dec_[it_ - 1][l].replicas) : std::vector<ExpertCopy>{};
+      for (const ExpertCopy& c : now) {
+        persistent_params_[c.second] += st_.expert_params;
+        if (!std::binary_search(before.begin(), before.end(), c)) created[c.second] += state;
+      }
+      for (const ExpertCopy& c : before) {
+        if (!std::binary_search(now.begin(), now.end(), c)) freed[c.second] += state;
+      }
+    }
+    for (int r = 0; r < n_; ++r) {
+      if (freed[r] > 0) AddMemory(g_, At(r), "replicas/dropped", "replicas", -freed[r]);
+      if (created[r] > 0) AddMemory(g_, At(r), "replicas/created", "replicas", created[r]);
     }
   }
 
@@ -311,6 +354,7 @@ class Builder {
     it_ = t;
     arrived_.assign(st_.layers, std::vector<std::vector<TaskId>>(n_));
     adam_deps_.assign(n_, {});
+    PersistentCopies();
     std::vector<TaskId> last = Embedding();
     TransfersAt(TransferPoint::kLayerStart, -1, last);
     for (int l = 0; l < st_.layers; ++l) ForwardLayer(l, last);
@@ -354,8 +398,10 @@ class Builder {
     }
     AllReduce(w.layers.front().params + w.layers.back().params, "embedding/allreduce", last);
     for (int r = 0; r < n_; ++r) {
-      Task step =
-          AdamStepTask(st_.non_expert_params + st_.experts_per_rank * st_.expert_params, st_.dtype);
+      // With persistent placements the rank also steps the copies it holds.
+      Task step = AdamStepTask(
+          st_.non_expert_params + st_.experts_per_rank * st_.expert_params + persistent_params_[r],
+          st_.dtype);
       step.rank = r;
       step.stream = compute_;
       step.iteration = it_;
@@ -397,8 +443,11 @@ class Builder {
               ? parts.activation_bytes + tokens * (st_.hidden + 2 * st_.ffn_hidden) * e
               : parts.activation_bytes + tokens * (in * (st_.hidden + st_.ffn_hidden) +
                                                    e * (st_.swiglu ? 2 : 1) * st_.ffn_hidden);
-      // Replica weights and their gradients live from the layer's forward to its reduce.
-      const double copies = (d.weight_sets[r] - st_.experts_per_rank) * 2 * st_.expert_params * e;
+      // Replica weights and their gradients live from the layer's forward to its reduce
+      // (persistent copies: from creation to drop, PersistentCopies).
+      const double copies =
+          sc_.persistent ? 0
+                         : (d.weight_sets[r] - st_.experts_per_rank) * 2 * st_.expert_params * e;
       AddMemory(g_, At(r), ln + "/activations", "activations", saved);
       if (copies > 0) AddMemory(g_, At(r), ln + "/replicas", "replicas", copies);
       saved_[l].resize(n_);
@@ -552,20 +601,46 @@ class Builder {
   }
 
   // Reduces the replicas' gradients of layer l to their owners ("Agg"); frees the copies.
+  // Persistent: sends new copies their optimizer state, then all-reduces the gradients among
+  // the owner and the holders, each of which applies the Adam step.
   void Aggregate(const LayerDecision& d, int l, const std::vector<TaskId>& expert_end) {
     agg_last_.assign(n_, -1);
     const double e = BytesPerElement(st_.dtype);
     const int stream = sc_.overlap_aggregation ? placement_ : compute_;
     for (const Replica& rep : d.replicas) {
+      const std::string name = LayerName(l) + "/agg/expert" + std::to_string(rep.expert);
+      const double grad_bytes = st_.expert_params * e;
+      if (it_ >= st_.warmup) baseline_bytes_ += 2 * grad_bytes * rep.holders.size();
+      if (sc_.persistent) {
+        const std::vector<int> to = NewHolders(l, rep);
+        if (!to.empty()) {
+          Collective c;
+          c.kind = CollectiveKind::kBroadcast;
+          c.ranks = {rep.owner};
+          c.ranks.insert(c.ranks.end(), to.begin(), to.end());
+          c.root = rep.owner;
+          c.bytes = ExpertCopyStateBytes(st_.expert_params, st_.dtype).optimizer;
+          c.dtype = DType::kFP32;
+          Task member = Base(0, stream, Phase::kCommunication,
+                             LayerName(l) + "/state/expert" + std::to_string(rep.expert));
+          member.category = "placement";
+          std::vector<TaskId> ids = g_.AddCollective(c, member);
+          for (size_t i = 0; i < c.ranks.size(); ++i) {
+            const int r = c.ranks[i];
+            if (expert_end[r] >= 0) g_.AddDep(ids[i], expert_end[r]);
+            adam_deps_[r].push_back(ids[i]);
+          }
+          if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * to.size();
+        }
+      }
       Collective c;
-      c.kind = CollectiveKind::kReduce;
+      c.kind = sc_.persistent ? CollectiveKind::kAllReduce : CollectiveKind::kReduce;
       c.ranks = {rep.owner};
       c.ranks.insert(c.ranks.end(), rep.holders.begin(), rep.holders.end());
-      c.root = rep.owner;
-      c.bytes = st_.expert_params * e;
+      c.root = rep.owner;  // the reduce's; an all-reduce has none
+      c.bytes = grad_bytes;
       c.dtype = st_.dtype;
-      Task member = Base(0, stream, Phase::kCommunication,
-                         LayerName(l) + "/agg/expert" + std::to_string(rep.expert));
+      Task member = Base(0, stream, Phase::kCommunication, name);
       member.category = "placement";
       std::vector<TaskId> ids = g_.AddCollective(c, member);
       for (size_t i = 0; i < c.ranks.size(); ++i) {
@@ -574,12 +649,18 @@ class Builder {
         adam_deps_[r].push_back(ids[i]);
         agg_last_[r] = std::max(agg_last_[r], ids[i]);
       }
-      if (it_ >= st_.warmup) transfer_bytes_ += c.bytes * rep.holders.size();
+      // Each holder's gradient reaches the owner; an all-reduce also brings the sum back.
+      if (it_ >= st_.warmup) {
+        transfer_bytes_ += (sc_.persistent ? 2 : 1) * c.bytes * rep.holders.size();
+      }
     }
   }
 
  public:
   double transfer_bytes_ = 0;
+  // What re-sending every copy would move for the same replicas: each holder's parameters
+  // broadcast and its gradient reduced.
+  double baseline_bytes_ = 0;
 
  private:
   const MoeSetup& st_;
@@ -593,6 +674,7 @@ class Builder {
   std::vector<int> all_;
   std::vector<TaskId> prev_adam_;
   std::vector<TaskId> agg_last_;
+  std::vector<double> persistent_params_;
   // This iteration's: per layer and rank, the broadcasts the layer's expert compute on that
   // rank waits for; per rank, what Adam waits for.
   std::vector<std::vector<std::vector<TaskId>>> arrived_;
@@ -655,6 +737,8 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
   f.dropped_tokens = dropped / measured;
   f.replicas = replicas / measured;
   f.transfer_bytes = b.transfer_bytes_ / measured;
+  f.transfer_bytes_saved = (b.baseline_bytes_ - b.transfer_bytes_) / measured;
+  FillPlacementFigures(decisions, st.warmup, schedule.persistent, &f);
   plan.notes.push_back(st.routing_note);
   plan.notes.push_back(std::to_string(st.experts) + " experts over " + std::to_string(st.ranks) +
                        " GPUs" + ", " +
@@ -662,6 +746,7 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
                        Fmt("%.0f tokens per GPU per layer", st.tokens_per_rank));
   plan.notes.push_back(Fmt("per-GPU load std (tokens): %.1f routed, %.1f computed",
                            f.load_std_before, f.load_std_after));
+  if (schedule.persistent) plan.notes.push_back(PersistentPlacementNote(f));
   return plan;
 }
 

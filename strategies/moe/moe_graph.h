@@ -55,12 +55,22 @@ struct MoeSchedule {
   // Gradient reduces of replicas on their own stream, overlapping the rest of the backward;
   // false: the backward waits for each.
   bool overlap_aggregation = false;
+  // Persistent placements (strategies/moe/persistent_placement.h): a copy held in the previous
+  // iteration's decision for the same layer stays on its holder, which keeps its weights,
+  // gradients and Adam state ("replicas" memory from creation to drop) and applies the same
+  // Adam step as the owner: the gradient aggregation is an all-reduce among the owner and the
+  // holders, and only new copies receive a broadcast, of their parameters before the forward
+  // (at the schedule's point) and of their optimizer state before the step (with the
+  // aggregation). false: every copy is broadcast before the forward and its gradient reduced
+  // to the owner, the only one with optimizer state.
+  bool persistent = false;
   std::string a2a_algorithm = "auto";
   std::string dp_algorithm = "auto";
 };
 
 // decisions[t][l] for every iteration and layer. Fills plan.moe (core/moe_figures.h) over the
-// measured iterations; MoeFigures::baseline is left to the planner.
+// measured iterations; MoeFigures::baseline is left to the planner. With
+// MoeSchedule::persistent, decisions[t][l]'s copies that decisions[t - 1][l] has are kept.
 Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecision>>& decisions,
                   const MoeSchedule& schedule);
 

@@ -5,19 +5,27 @@
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
+#include "strategies/moe/persistent_placement.h"
 
 namespace stratasim {
 namespace {
 
 // Modelled layer time: transfers hidden behind the previous layer's forward (dense compute,
 // expert compute and its two all-to-alls) and the gradient reduces behind its backward.
+// `trans_s` and `agg_s`: the parameter transfers' and the gradient aggregation's seconds.
+double ProphetLayerSeconds(const LayerDecision& d, const MoeCostModel& m, bool scheduled,
+                           double trans_s, double agg_s) {
+  const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
+  if (!scheduled) return 4 * a2a + 3 * fec + trans_s + agg_s;
+  return 4 * a2a + 3 * fec + std::max(0.0, trans_s - (m.dense_fwd_s + fec + 2 * a2a)) +
+         std::max(0.0, agg_s - (m.dense_bwd_s + 2 * fec + 2 * a2a));
+}
+
+// Re-sending every copy: the gradients' reduce moves the parameters' bytes.
 double ProphetLayerSeconds(const LayerDecision& d, int ranks, const MoeCostModel& m,
                            bool scheduled) {
-  const double a2a = AllToAllSeconds(d, m), fec = ExpertSeconds(d, m);
   const double trans = ReplicaTransferSeconds(d, ranks, m);
-  if (!scheduled) return 4 * a2a + 3 * fec + 2 * trans;
-  return 4 * a2a + 3 * fec + std::max(0.0, trans - (m.dense_fwd_s + fec + 2 * a2a)) +
-         std::max(0.0, trans - (m.dense_bwd_s + 2 * fec + 2 * a2a));
+  return ProphetLayerSeconds(d, m, scheduled, trans, trans);
 }
 
 }  // namespace
@@ -35,7 +43,10 @@ std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_r
   for (int copy = 0; copy < max_copies && n > 1; ++copy) {
     const std::vector<double>& h = d.load_after;
     const auto [lo, hi] = std::minmax_element(h.begin(), h.end());
-    if (*hi - *lo < alpha * total / experts) break;
+    // Pro-Prophet's balanced condition (king0722/Pro-Prophet, load-balancing/
+    // search_algorithm.py: `balanced_condition = 3 * args.top_k * args.global_batch_size *
+    // args.seq_length / world_size`): alpha times the mean device load I / D.
+    if (*hi - *lo < alpha * total / n) break;
     const int device = static_cast<int>(hi - h.begin());
     // The heaviest expert of the device: owned there, with copies that still leave room.
     int x = -1;
@@ -80,9 +91,15 @@ const OptionSpecs& ProphetOptions() {
                  "weight of the newest iteration in the moving average of the load")
               .Default("0.5"),
           Number("alpha", 0, 1e6,
-                 "stop placing when max - min device load < alpha x mean expert load "
-                 "(Pro-Prophet's rule)")
+                 "stop placing when max - min device load < alpha x mean device load "
+                 "(I / D, Pro-Prophet's rule)")
               .Default("3"),
+          Flag("persistent",
+               "copies stay on their holders (which keep their Adam state; gradients "
+               "all-reduced) until staying has cost, summed since the last switch, more than "
+               "sending the fresh plan's new copies their state; false: re-send every copy "
+               "every iteration")
+              .Default("true"),
       });
   return options;
 }
@@ -93,9 +110,15 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
   const bool scheduled = opt.Bool("schedule");
   const double history = opt.Double("history");
   const double alpha = opt.Double("alpha");
+  const bool persistent = opt.Bool("persistent");
   opt.Finish();
   const MoeCostModel m = MakeMoeCostModel(s, st);
+  const CopyStateBytes state = ExpertCopyStateBytes(st.expert_params, st.dtype);
+  const LayerSecondsFn seconds = [&](const LayerDecision& d, double trans_s, double agg_s) {
+    return ProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
+  };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
+  std::vector<double> regret_s(st.layers, 0);  // persistent placements: KeepOrReplan
   std::vector<TokenMatrix> predicted(st.layers);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
@@ -113,6 +136,11 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
           }
         }
         reps = ProphetPlan(predicted[l], st.experts_per_rank, m, alpha, scheduled);
+        if (persistent) {
+          reps = KeepOrReplan(predicted[l], st.experts_per_rank, true, decisions[t - 1][l].replicas,
+                              std::move(reps), seconds, m, state, &regret_s[l])
+                     .replicas;
+        }
       }
       decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, true));
     }
@@ -120,10 +148,13 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
   MoeSchedule sc;
   sc.transfers = scheduled ? TransferSchedule::kPreviousLayer : TransferSchedule::kBeforeDispatch;
   sc.overlap_aggregation = scheduled;
+  sc.persistent = persistent;
   Plan plan = BuildMoePlan(st, decisions, sc);
-  plan.notes.push_back(std::string("planner: moving-average prediction, fine-grained replicas; "
-                                   "scheduler ") +
-                       (scheduled ? "layer-wise" : "off (transfers exposed)"));
+  plan.notes.push_back(
+      std::string("planner: moving-average prediction, fine-grained replicas; "
+                  "scheduler ") +
+      (scheduled ? "layer-wise" : "off (transfers exposed)") +
+      (persistent ? "; persistent placements" : "; copies re-sent every iteration"));
   return plan;
 }
 

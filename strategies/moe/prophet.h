@@ -23,7 +23,8 @@
 
 namespace stratasim {
 
-// Stops when max - min predicted device load < alpha * mean expert load, when the next copy
+// Stops when max - min predicted device load < alpha * mean device load (I / D, Pro-Prophet's
+// rule: load-balancing/search_algorithm.py's balanced_condition), when the next copy
 // does not lower the modelled time, or after D * E / 2 copies.
 std::vector<Replica> ProphetPlan(const TokenMatrix& predicted, int experts_per_rank,
                                  const MoeCostModel& m, double alpha, bool scheduled);

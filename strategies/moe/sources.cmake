@@ -10,10 +10,13 @@ list(APPEND STRATEGY_SOURCES
   moe/fastermoe.cpp
   moe/prophet.cpp
   moe/pro_prophet.cpp
+  moe/persistent_placement.cpp
 )
 list(APPEND STRATEGY_TESTS
   moe/routing_test.cpp
   moe/routing_trace_test.cpp
   moe/placement_test.cpp
   moe/moe_strategies_test.cpp
+  moe/pro_prophet_test.cpp
+  moe/persistent_placement_test.cpp
 )
