@@ -116,6 +116,8 @@ void PutResult(sim::WireOut& out, const StrategyResult& r) {
     }
     out.Pod(static_cast<std::uint64_t>(s.gpu_tokens_per_iteration.size()));
     for (const std::vector<double>& row : s.gpu_tokens_per_iteration) PutDoubles(out, row);
+    out.Pod(s.expert_parallel);
+    out.Pod(s.expert_data_parallel);
   }
   out.Pod(static_cast<char>(r.gnn ? 1 : 0));
   if (r.gnn) {
@@ -164,6 +166,8 @@ StrategyResult GetResult(sim::WireIn& in) {
     }
     s.gpu_tokens_per_iteration.resize(in.Count(what));
     for (std::vector<double>& row : s.gpu_tokens_per_iteration) row = GetDoubles(in, what);
+    s.expert_parallel = in.Pod<int>(what);
+    s.expert_data_parallel = in.Pod<int>(what);
     r.moe = s;
   }
   if (in.Pod<char>(what)) {

@@ -68,6 +68,8 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.dropped_tokens = figures.dropped_tokens;
   m.replicas = figures.replicas;
   m.transfer_bytes = figures.transfer_bytes;
+  m.expert_parallel = figures.expert_parallel;
+  m.expert_data_parallel = figures.expert_data_parallel;
   m.gpu_tokens_per_iteration = figures.gpu_tokens_per_iteration;
   return m;
 }
@@ -108,6 +110,8 @@ std::string MoeSummaryJson(const MoeSummary& m) {
   j["dropped_tokens"] = m.dropped_tokens;
   j["replicas"] = m.replicas;
   j["transfer_bytes"] = m.transfer_bytes;
+  j["expert_parallel"] = m.expert_parallel;
+  j["expert_data_parallel"] = m.expert_data_parallel;
   // Null when not recorded (more than kMaxMoeLoadSeriesGpus GPUs): an empty list would read
   // as "no iterations".
   j["gpu_tokens_per_iteration"] = m.gpu_tokens_per_iteration.empty()

@@ -41,6 +41,9 @@ struct MoeSummary {
   double dropped_tokens = 0;     // per iteration
   double replicas = 0;           // expert copies per iteration, over all layers
   double transfer_bytes = 0;     // replica parameters and gradients moved per iteration
+  // MoeFigures::expert_parallel, expert_data_parallel: GPUs per expert-parallel group, copies
+  // of each expert (0/1 when the planner did not say).
+  int expert_parallel = 0, expert_data_parallel = 1;
   // MoeFigures::gpu_tokens_per_iteration: per measured iteration, per GPU, the tokens computed
   // under the placement, mean over layers; empty above kMaxMoeLoadSeriesGpus GPUs.
   std::vector<std::vector<double>> gpu_tokens_per_iteration;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -102,11 +103,16 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
       // The plan for iteration t comes from iteration t - 1's counts (§4.3: it runs while the
       // all-to-all of t - 1 is in flight); the first iteration has no history.
-      const std::vector<Replica> reps =
-          t == 0 ? std::vector<Replica>{}
-                 : ProProphetSearch(st.routing.Matrix(t - 1, l), st.experts_per_rank, m, alpha,
-                                    scheduled);
-      decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, false));
+      // Each expert-parallel group is planned on its own rows (ep_groups.h).
+      const TokenMatrix prev = t == 0 ? TokenMatrix{} : st.routing.Matrix(t - 1, l);
+      decisions[t].push_back(
+          PerExpertParallelGroup(actual, st.expert_parallel, [&](int g, const TokenMatrix& rows) {
+            const std::vector<Replica> reps =
+                t == 0 ? std::vector<Replica>{}
+                       : ProProphetSearch(GroupRows(prev, g, st.expert_parallel),
+                                          st.experts_per_rank, m, alpha, scheduled);
+            return ReplicatedPlacement(rows, st.experts_per_rank, reps, false);
+          }));
     }
   }
   MoeSchedule sc;

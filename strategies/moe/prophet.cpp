@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -100,7 +101,6 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
-      std::vector<Replica> reps;
       if (t > 0) {
         const TokenMatrix prev = st.routing.Matrix(t - 1, l);
         if (t == 1) {
@@ -112,9 +112,16 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
             }
           }
         }
-        reps = ProphetPlan(predicted[l], st.experts_per_rank, m, alpha, scheduled);
       }
-      decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, true));
+      // Each expert-parallel group is planned on its own rows (ep_groups.h).
+      decisions[t].push_back(
+          PerExpertParallelGroup(actual, st.expert_parallel, [&](int g, const TokenMatrix& rows) {
+            const std::vector<Replica> reps =
+                t == 0 ? std::vector<Replica>{}
+                       : ProphetPlan(GroupRows(predicted[l], g, st.expert_parallel),
+                                     st.experts_per_rank, m, alpha, scheduled);
+            return ReplicatedPlacement(rows, st.experts_per_rank, reps, true);
+          }));
     }
   }
   MoeSchedule sc;

@@ -3,6 +3,7 @@ list(APPEND STRATEGY_SOURCES
   moe/routing.cpp
   moe/routing_trace.cpp
   moe/placement.cpp
+  moe/ep_groups.cpp
   moe/moe_setup.cpp
   moe/moe_cost.cpp
   moe/moe_graph.cpp
@@ -16,4 +17,5 @@ list(APPEND STRATEGY_TESTS
   moe/routing_trace_test.cpp
   moe/placement_test.cpp
   moe/moe_strategies_test.cpp
+  moe/expert_data_parallel_test.cpp
 )
