@@ -119,6 +119,8 @@ void PutResult(sim::WireOut& out, const StrategyResult& r) {
     for (double v : {s.placement_changes, s.placement_kept_fraction, s.transfer_bytes_saved}) {
       out.Pod(v);
     }
+    out.Pod(s.expert_parallel);
+    out.Pod(s.expert_data_parallel);
   }
   out.Pod(static_cast<char>(r.gnn ? 1 : 0));
   if (r.gnn) {
@@ -170,6 +172,8 @@ StrategyResult GetResult(sim::WireIn& in) {
     for (double* v : {&s.placement_changes, &s.placement_kept_fraction, &s.transfer_bytes_saved}) {
       *v = in.Pod<double>(what);
     }
+    s.expert_parallel = in.Pod<int>(what);
+    s.expert_data_parallel = in.Pod<int>(what);
     r.moe = s;
   }
   if (in.Pod<char>(what)) {

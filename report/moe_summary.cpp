@@ -71,6 +71,8 @@ MoeSummary SummarizeMoe(const Measured& measured, int num_ranks, int measured_it
   m.placement_changes = figures.placement_changes;
   m.placement_kept_fraction = figures.placement_kept_fraction;
   m.transfer_bytes_saved = figures.transfer_bytes_saved;
+  m.expert_parallel = figures.expert_parallel;
+  m.expert_data_parallel = figures.expert_data_parallel;
   m.gpu_tokens_per_iteration = figures.gpu_tokens_per_iteration;
   return m;
 }
@@ -114,6 +116,8 @@ std::string MoeSummaryJson(const MoeSummary& m) {
   j["placement_changes"] = m.placement_changes;
   j["placement_kept_fraction"] = m.placement_kept_fraction;
   j["transfer_bytes_saved"] = m.transfer_bytes_saved;
+  j["expert_parallel"] = m.expert_parallel;
+  j["expert_data_parallel"] = m.expert_data_parallel;
   // Null when not recorded (more than kMaxMoeLoadSeriesGpus GPUs): an empty list would read
   // as "no iterations".
   j["gpu_tokens_per_iteration"] = m.gpu_tokens_per_iteration.empty()

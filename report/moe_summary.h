@@ -44,6 +44,9 @@ struct MoeSummary {
   // Persistent placements (MoeFigures): copies created + dropped per iteration, the fraction
   // of (iteration, layer) placements kept, bytes moved less than re-sending every copy.
   double placement_changes = 0, placement_kept_fraction = 0, transfer_bytes_saved = 0;
+  // MoeFigures::expert_parallel, expert_data_parallel: GPUs per expert-parallel group, copies
+  // of each expert (0/1 when the planner did not say).
+  int expert_parallel = 0, expert_data_parallel = 1;
   // MoeFigures::gpu_tokens_per_iteration: per measured iteration, per GPU, the tokens computed
   // under the placement, mean over layers; empty above kMaxMoeLoadSeriesGpus GPUs.
   std::vector<std::vector<double>> gpu_tokens_per_iteration;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/collective_names.h"
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -53,11 +54,16 @@ Plan PlanDeepSpeedMoe(const Scenario& s, const StrategySpec& spec) {
       const TokenMatrix m = st.routing.Matrix(t, l);
       double cap = drop ? capacity : 0;
       if (!drop && padded) {
-        // drop_tokens=False: the capacity becomes the largest count over all ranks and experts.
+        // drop_tokens=False: the capacity becomes the largest count over all ranks and experts
+        // (DeepSpeed all-reduces it over the world, so every expert-parallel group pads alike).
         for (const auto& row : m) cap = std::max(cap, *std::max_element(row.begin(), row.end()));
         cap = std::max(cap, 1.0);
       }
-      decisions[t].push_back(OwnerPlacement(m, st.experts_per_rank, cap, padded));
+      // Each expert-parallel group dispatches among its own members (ep_groups.h).
+      decisions[t].push_back(
+          PerExpertParallelGroup(m, st.expert_parallel, [&](int, const TokenMatrix& rows) {
+            return OwnerPlacement(rows, st.experts_per_rank, cap, padded);
+          }));
     }
   }
   Plan plan = BuildMoePlan(st, decisions, sc);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -71,30 +72,38 @@ Plan PlanFasterMoe(const Scenario& s, const StrategySpec& spec) {
   const bool smart = opt.Bool("smart_schedule");
   const int group_size = opt.Int("group_size");
   opt.Finish();
-  if (smart && st.ranks % group_size != 0) {
-    throw opt.Fail("group_size",
-                   "must divide the number of GPUs (" + std::to_string(st.ranks) + ")");
+  // The pairwise exchange runs inside each expert-parallel group (all of the GPUs by default).
+  if (smart && st.expert_parallel % group_size != 0) {
+    throw opt.Fail(
+        "group_size",
+        st.expert_parallel == st.ranks
+            ? "must divide the number of GPUs (" + std::to_string(st.ranks) + ")"
+            : "must divide expert_parallel (" + std::to_string(st.expert_parallel) + ")");
   }
   const MoeCostModel m = MakeMoeCostModel(s, st);
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
-      const TokenMatrix tm = st.routing.Matrix(t, l);
-      const std::vector<Replica> shadows =
-          shadowing ? FasterMoeShadows(tm, st.experts_per_rank, m) : std::vector<Replica>{};
-      decisions[t].push_back(ReplicatedPlacement(tm, st.experts_per_rank, shadows, false));
+      // Each expert-parallel group shadows among its own members (ep_groups.h).
+      decisions[t].push_back(PerExpertParallelGroup(
+          st.routing.Matrix(t, l), st.expert_parallel, [&](int, const TokenMatrix& tm) {
+            const std::vector<Replica> shadows =
+                shadowing ? FasterMoeShadows(tm, st.experts_per_rank, m) : std::vector<Replica>{};
+            return ReplicatedPlacement(tm, st.experts_per_rank, shadows, false);
+          }));
     }
   }
   MoeSchedule sc;
   sc.transfers = TransferSchedule::kAfterDispatch;
   sc.overlap_aggregation = true;
   // With as many groups as workers a step is one pair: FasterMoE's fully pairwise exchange.
-  sc.pairwise_group_size = smart && st.ranks / group_size > 1 ? group_size : 0;
+  sc.pairwise_group_size = smart && st.expert_parallel / group_size > 1 ? group_size : 0;
   Plan plan = BuildMoePlan(st, decisions, sc);
-  plan.notes.push_back(
-      std::string("shadowing ") + (shadowing ? "on" : "off") + ", smart schedule " +
-      (sc.pairwise_group_size > 0 ? std::to_string(st.ranks / group_size) + " pairwise steps"
-                                  : std::string("off")));
+  plan.notes.push_back(std::string("shadowing ") + (shadowing ? "on" : "off") +
+                       ", smart schedule " +
+                       (sc.pairwise_group_size > 0
+                            ? std::to_string(st.expert_parallel / group_size) + " pairwise steps"
+                            : std::string("off")));
   return plan;
 }
 

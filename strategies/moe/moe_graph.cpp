@@ -10,6 +10,7 @@
 #include "models/memory.h"
 #include "strategies/layer_tasks.h"
 #include "strategies/moe/persistent_placement.h"
+#include "strategies/moe/ep_groups.h"
 
 namespace stratasim {
 namespace {
@@ -74,15 +75,22 @@ class Builder {
  public:
   Builder(const MoeSetup& st, const std::vector<std::vector<LayerDecision>>& d,
           const MoeSchedule& sc)
-      : st_(st), dec_(d), sc_(sc), n_(st.ranks), g_(st.ranks) {
+      : st_(st),
+        dec_(d),
+        sc_(sc),
+        n_(st.ranks),
+        ep_(st.expert_parallel > 0 ? st.expert_parallel : st.ranks),
+        g_(st.ranks) {
     if (st.max_tasks > 0) g_.SetTaskLimit(st.max_tasks);
     compute_ = g_.Stream("compute");
     a2a_ = g_.Stream("a2a");
     placement_ = sc.transfers == TransferSchedule::kAfterDispatch ? a2a_ : g_.Stream("placement");
     dp_ = g_.Stream("dp");
     for (int r = 0; r < n_; ++r) all_.push_back(r);
-    groups_ =
-        sc.pairwise_group_size > 0 ? (n_ + sc.pairwise_group_size - 1) / sc.pairwise_group_size : 1;
+    // Pairwise steps run inside each expert-parallel group.
+    groups_ = sc.pairwise_group_size > 0
+                  ? (ep_ + sc.pairwise_group_size - 1) / sc.pairwise_group_size
+                  : 1;
   }
 
   TaskGraph Build() {
@@ -195,53 +203,61 @@ class Builder {
     return Kernel(r, ph, name + "/act" + pass, OpKind::kElementwise, mem, {last});
   }
 
-  // An all-to-all of `tokens` ([src * n + dst]) restricted to pairs where `keep(src, dst)`,
-  // transposed when `transpose`; member r depends on deps[r].
+  // One all-to-all per expert-parallel group, among its members only (ep_groups.h): the
+  // group's block of `tokens` ([src * n + dst]), restricted to pairwise step `step` (all pairs
+  // when step < 0), transposed when `transpose`; member r depends on deps[r]. Ids per rank.
   std::vector<TaskId> AllToAll(const LayerDecision& d, bool transpose, int step,
                                const std::string& name, Phase ph, const std::vector<TaskId>& deps) {
-    Collective c;
-    c.ranks = all_;
-    c.dtype = st_.dtype;
-    c.algorithm = sc_.a2a_algorithm;
-    if (d.padded_capacity > 0) {
-      // DeepSpeed's dispatch buffer: every rank sends E blocks of C token slots.
-      c.kind = CollectiveKind::kAllToAll;
-      c.bytes = static_cast<double>(st_.experts) * d.padded_capacity * st_.bytes_per_token;
-    } else {
-      c.kind = CollectiveKind::kAllToAllV;
-      c.matrix.assign(static_cast<size_t>(n_) * n_, 0);
-      for (int s = 0; s < n_; ++s) {
-        for (int t = 0; t < n_; ++t) {
-          if (step >= 0 && Group(t) != (Group(s) + step) % groups_) continue;
-          const double tokens = d.a2a_tokens[static_cast<size_t>(s) * n_ + t];
-          const size_t at =
-              transpose ? static_cast<size_t>(t) * n_ + s : static_cast<size_t>(s) * n_ + t;
-          c.matrix[at] = tokens * st_.bytes_per_token;
+    std::vector<TaskId> ids(n_, -1);
+    for (int grp = 0; grp < n_ / ep_; ++grp) {
+      const int base = grp * ep_;
+      Collective c;
+      c.ranks = ExpertParallelGroup(grp, ep_);
+      c.dtype = st_.dtype;
+      c.algorithm = sc_.a2a_algorithm;
+      if (d.padded_capacity > 0) {
+        // DeepSpeed's dispatch buffer: every rank sends E blocks of C token slots.
+        c.kind = CollectiveKind::kAllToAll;
+        c.bytes = static_cast<double>(st_.experts) * d.padded_capacity * st_.bytes_per_token;
+      } else {
+        c.kind = CollectiveKind::kAllToAllV;
+        c.matrix.assign(static_cast<size_t>(ep_) * ep_, 0);
+        for (int s = 0; s < ep_; ++s) {
+          for (int t = 0; t < ep_; ++t) {
+            if (step >= 0 && Group(t) != (Group(s) + step) % groups_) continue;
+            const double tokens = d.a2a_tokens[static_cast<size_t>(base + s) * n_ + base + t];
+            const size_t at =
+                transpose ? static_cast<size_t>(t) * ep_ + s : static_cast<size_t>(s) * ep_ + t;
+            c.matrix[at] = tokens * st_.bytes_per_token;
+          }
+        }
+        for (int s = 0; s < ep_; ++s) {
+          double row = 0;
+          for (int t = 0; t < ep_; ++t) row += c.matrix[static_cast<size_t>(s) * ep_ + t];
+          c.bytes = std::max(c.bytes, row);
         }
       }
-      for (int s = 0; s < n_; ++s) {
-        double row = 0;
-        for (int t = 0; t < n_; ++t) row += c.matrix[static_cast<size_t>(s) * n_ + t];
-        c.bytes = std::max(c.bytes, row);
+      Task member = Base(0, a2a_, ph, n_ > ep_ ? name + "/ep" + std::to_string(grp) : name);
+      member.category = "a2a";
+      const std::vector<TaskId> group_ids = g_.AddCollective(c, member);
+      for (int i = 0; i < ep_; ++i) {
+        ids[base + i] = group_ids[i];
+        if (deps[base + i] >= 0) g_.AddDep(group_ids[i], deps[base + i]);
       }
-    }
-    Task member = Base(0, a2a_, ph, name);
-    member.category = "a2a";
-    std::vector<TaskId> ids = g_.AddCollective(c, member);
-    for (int r = 0; r < n_; ++r) {
-      if (deps[r] >= 0) g_.AddDep(ids[r], deps[r]);
     }
     return ids;
   }
 
+  // The pairwise group of a rank's position in its expert-parallel group.
   int Group(int rank) const {
-    return sc_.pairwise_group_size > 0 ? rank / sc_.pairwise_group_size : 0;
+    return sc_.pairwise_group_size > 0 ? (rank % ep_) / sc_.pairwise_group_size : 0;
   }
 
   // Tokens rank r receives in pairwise step `step` (all of them when step < 0).
   double Received(const LayerDecision& d, int r, int step) const {
     double sum = 0;
-    for (int s = 0; s < n_; ++s) {
+    const int base = r / ep_ * ep_;  // only its expert-parallel group sends to r
+    for (int s = base; s < base + ep_; ++s) {
       if (step >= 0 && Group(r) != (Group(s) + step) % groups_) continue;
       sum += d.a2a_tokens[static_cast<size_t>(s) * n_ + r];
     }
@@ -476,12 +492,13 @@ class Builder {
       if (copies_[l][r] > 0) AddMemory(g_, At(r), ln + "/replicas", "replicas", -copies_[l][r]);
     }
     AllReduce(parts.non_expert_params, ln + "/allreduce", last);
+    ExpertAllReduce(ln + "/expert_allreduce", last);
   }
 
   // Tokens rank r's experts compute in one all-to-all: DeepSpeed's padded slots, or what
   // arrives plus the tokens of the replicas it holds.
   double ExpertTokens(const LayerDecision& d, int r) const {
-    return d.padded_capacity > 0 ? d.padded_capacity * n_ * st_.experts_per_rank
+    return d.padded_capacity > 0 ? d.padded_capacity * ep_ * st_.experts_per_rank
                                  : Received(d, r, -1) + d.replica_tokens[r];
   }
 
@@ -600,6 +617,33 @@ class Builder {
     }
   }
 
+  // DeepSpeed-MoE's expert-data parallelism: the gradients of the rank's own experts are
+  // all-reduced over its expert-data-parallel group ({i, i+ep, ...}, ep_groups.h), on the
+  // data-parallel stream like the non-expert all-reduce, once the layer's backward (and the
+  // reduces of replica gradients to the owner) are done. None with one group.
+  void ExpertAllReduce(const std::string& name, const std::vector<TaskId>& deps) {
+    if (n_ == ep_) return;
+    for (int i = 0; i < ep_; ++i) {
+      Collective c;
+      c.kind = CollectiveKind::kAllReduce;
+      c.ranks = ExpertDataParallelGroup(i, ep_, n_);
+      c.bytes = st_.experts_per_rank * st_.expert_params * BytesPerElement(st_.dtype);
+      c.dtype = st_.dtype;
+      c.algorithm = sc_.dp_algorithm;
+      Task member = Base(0, dp_, Phase::kCommunication, name + "/edp" + std::to_string(i));
+      member.category = "dp";
+      const std::vector<TaskId> ids = g_.AddCollective(c, member);
+      for (size_t k = 0; k < c.ranks.size(); ++k) {
+        const int r = c.ranks[k];
+        g_.AddDep(ids[k], deps[r]);
+        if (r < static_cast<int>(agg_last_.size()) && agg_last_[r] >= 0) {
+          g_.AddDep(ids[k], agg_last_[r]);
+        }
+        adam_deps_[r].push_back(ids[k]);
+      }
+    }
+  }
+
   // Reduces the replicas' gradients of layer l to their owners ("Agg"); frees the copies.
   // Persistent: sends new copies their optimizer state, then all-reduces the gradients among
   // the owner and the holders, each of which applies the Adam step.
@@ -667,6 +711,7 @@ class Builder {
   const std::vector<std::vector<LayerDecision>>& dec_;
   const MoeSchedule& sc_;
   int n_;
+  int ep_;  // GPUs per expert-parallel group
   TaskGraph g_;
   int compute_ = 0, a2a_ = 0, placement_ = 0, dp_ = 0;
   int groups_ = 1;
@@ -696,9 +741,14 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
                   " layers, expected " + std::to_string(st.layers));
     }
   }
-  if (schedule.pairwise_group_size > 0 && st.ranks % schedule.pairwise_group_size != 0) {
+  if (st.expert_parallel > 0 && st.ranks % st.expert_parallel != 0) {
+    throw Error("MoE plan: expert-parallel groups of " + std::to_string(st.expert_parallel) +
+                " do not divide the " + std::to_string(st.ranks) + " ranks");
+  }
+  const int ep = st.expert_parallel > 0 ? st.expert_parallel : st.ranks;
+  if (schedule.pairwise_group_size > 0 && ep % schedule.pairwise_group_size != 0) {
     throw Error("MoE plan: pairwise group size " + std::to_string(schedule.pairwise_group_size) +
-                " does not divide the " + std::to_string(st.ranks) + " ranks");
+                " does not divide the expert-parallel group's " + std::to_string(ep) + " ranks");
   }
   Builder b(st, decisions, schedule);
   Plan plan;
@@ -739,9 +789,12 @@ Plan BuildMoePlan(const MoeSetup& st, const std::vector<std::vector<LayerDecisio
   f.transfer_bytes = b.transfer_bytes_ / measured;
   f.transfer_bytes_saved = (b.baseline_bytes_ - b.transfer_bytes_) / measured;
   FillPlacementFigures(decisions, st.warmup, schedule.persistent, &f);
+  f.expert_parallel = ep;
+  f.expert_data_parallel = st.ranks / ep;
   plan.notes.push_back(st.routing_note);
   plan.notes.push_back(std::to_string(st.experts) + " experts over " + std::to_string(st.ranks) +
-                       " GPUs" + ", " +
+                       " GPUs, expert-parallel " + std::to_string(ep) + ", expert-data-parallel " +
+                       std::to_string(st.ranks / ep) + ", " +
                        Fmt("%.4g M parameters per expert, ", st.expert_params / 1e6) +
                        Fmt("%.0f tokens per GPU per layer", st.tokens_per_rank));
   plan.notes.push_back(Fmt("per-GPU load std (tokens): %.1f routed, %.1f computed",

@@ -1,9 +1,11 @@
 #include "strategies/moe/moe_setup.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "models/moe.h"
 #include "strategies/moe/routing_trace.h"
 
@@ -58,6 +60,11 @@ const OptionSpecs& MoeRoutingOptions() {
           .Default("1.0"),
       Number("drift", 0, 4, "per-iteration drift of popularity (routing: zipf or uniform)")
           .Default("0.05"),
+      Integer("expert_parallel", 1, limits::kMaxGpus,
+              "GPUs per expert-parallel group (consecutive ranks, each group holding every expert "
+              "once; DeepSpeed-MoE's ep_size): must divide the GPUs, model.experts a multiple of "
+              "it; GPUs / it copies of each expert have their gradients all-reduced")
+          .Derived("min(model.experts, GPUs)"),
       FreeText("trace",
                "path of a routing trace file (routing: trace), relative to the scenario file")
           .Default(""),
@@ -73,12 +80,31 @@ MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader&
   MoeSetup st;
   st.ranks = s.cluster.NumGpus();
   st.experts = m.experts;
-  if (st.experts % st.ranks != 0) {
-    throw StrategyError(spec, "expert parallelism needs model.experts (" +
-                                  std::to_string(m.experts) + ") to be a multiple of the GPUs (" +
-                                  std::to_string(st.ranks) + ")");
+  st.expert_parallel = opt.Int("expert_parallel", std::min(st.experts, st.ranks));
+  const std::string ep = std::to_string(st.expert_parallel);
+  if (!opt.Given("expert_parallel")) {
+    // The default: every GPU in one group when there are enough experts, else one expert per
+    // GPU in groups of model.experts GPUs.
+    if (st.experts >= st.ranks && st.experts % st.ranks != 0) {
+      throw StrategyError(spec, "expert parallelism needs model.experts (" +
+                                    std::to_string(m.experts) + ") to be a multiple of the GPUs (" +
+                                    std::to_string(st.ranks) + ")");
+    }
+    if (st.ranks % st.expert_parallel != 0) {
+      throw StrategyError(spec, "the default expert_parallel, model.experts (" + ep +
+                                    "), must divide the GPUs (" + std::to_string(st.ranks) +
+                                    "): set expert_parallel");
+    }
   }
-  st.experts_per_rank = st.experts / st.ranks;
+  if (st.ranks % st.expert_parallel != 0) {
+    throw opt.Fail("expert_parallel",
+                   "must divide the number of GPUs (" + std::to_string(st.ranks) + ")");
+  }
+  if (st.experts % st.expert_parallel != 0) {
+    throw opt.Fail("expert_parallel",
+                   "model.experts (" + std::to_string(m.experts) + ") must be a multiple of it");
+  }
+  st.experts_per_rank = st.experts / st.expert_parallel;
   const TrainingSpec& tr = s.training;
   if (static_cast<long>(tr.micro_batch) * st.ranks != tr.global_batch) {
     throw StrategyError(spec,

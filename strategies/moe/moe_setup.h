@@ -29,7 +29,13 @@ struct MoeLayerParts {
 struct MoeSetup {
   int ranks = 0;
   int experts = 0;
-  int experts_per_rank = 0;  // experts live in contiguous blocks: expert x on rank x / this
+  // Expert-data parallelism (DeepSpeed-MoE; deepspeed/utils/groups.py
+  // _create_expert_and_data_parallel): expert-parallel groups of `expert_parallel` consecutive
+  // ranks ({0..ep-1}, {ep..2ep-1}, ...), each holding every expert once; the ranks holding the
+  // same experts ({i, i+ep, i+2ep, ...}) form an expert-data-parallel group whose expert
+  // gradients are all-reduced. A rank's tokens go only to the experts of its own group.
+  int expert_parallel = 0;
+  int experts_per_rank = 0;  // experts/ep, in contiguous blocks: expert x on group rank x / this
   int layers = 0;            // MoE layers (every transformer layer is one)
   int iterations = 0;        // warm-up + measured
   long long max_tasks = 0;   // SimulationSpec::max_tasks: the graph's limit (0: none)
@@ -50,13 +56,14 @@ struct MoeSetup {
   Routing routing;
   std::string routing_note;
 
+  // The position in its expert-parallel group of the GPU holding `expert`.
   int Owner(int expert) const { return expert / experts_per_rank; }
 };
 
 // Reads the shared options (the caller reads its own and calls opt.Finish()) and builds the
 // setup. Throws ConfigError for a scenario MoE strategies cannot run: a model that is not
-// kind moe, experts not a multiple of the GPUs, global_batch != micro_batch x GPUs, a trace
-// whose sizes differ from the scenario's.
+// kind moe, an expert_parallel that does not divide the GPUs or of which experts are not a
+// multiple, global_batch != micro_batch x GPUs, a trace whose sizes differ from the scenario's.
 MoeSetup ReadMoeSetup(const Scenario& s, const StrategySpec& spec, OptionReader& opt);
 
 // The options ReadMoeSetup reads; each MoE kind declares them before its own.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -138,23 +139,33 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
     return ProProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
   };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
-  std::vector<double> regret_s(st.layers, 0);  // persistent placements: KeepOrReplan
+  // Persistent placements (KeepOrReplan): what staying has cost, per layer and group.
+  const int groups = st.ranks / st.expert_parallel;
+  std::vector<double> regret_s(static_cast<size_t>(st.layers) * groups, 0);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
       // The plan for iteration t comes from iteration t - 1's counts (§4.3: it runs while the
       // all-to-all of t - 1 is in flight); the first iteration has no history.
-      std::vector<Replica> reps = t == 0
-                                      ? std::vector<Replica>{}
-                                      : ProProphetSearch(st.routing.Matrix(t - 1, l),
-                                                         st.experts_per_rank, m, alpha, scheduled);
-      if (persistent && t > 0) {
-        reps = KeepOrReplan(st.routing.Matrix(t - 1, l), st.experts_per_rank, false,
-                            decisions[t - 1][l].replicas, std::move(reps), seconds, m, state,
-                            &regret_s[l])
-                   .replicas;
-      }
-      decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, false));
+      // Each expert-parallel group is planned on its own rows (ep_groups.h); with persistent
+      // placements each group keeps or replaces its own previous copies.
+      const TokenMatrix prev = t == 0 ? TokenMatrix{} : st.routing.Matrix(t - 1, l);
+      decisions[t].push_back(
+          PerExpertParallelGroup(actual, st.expert_parallel, [&](int g, const TokenMatrix& rows) {
+            std::vector<Replica> reps;
+            if (t > 0) {
+              const TokenMatrix predicted = GroupRows(prev, g, st.expert_parallel);
+              reps = ProProphetSearch(predicted, st.experts_per_rank, m, alpha, scheduled);
+              if (persistent) {
+                reps = KeepOrReplan(
+                           predicted, st.experts_per_rank, false,
+                           GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
+                           std::move(reps), seconds, m, state, &regret_s[l * groups + g])
+                           .replicas;
+              }
+            }
+            return ReplicatedPlacement(rows, st.experts_per_rank, reps, false);
+          }));
     }
   }
   MoeSchedule sc;

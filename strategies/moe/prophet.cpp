@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_graph.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/moe_strategies.h"
@@ -118,12 +119,13 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
     return ProphetLayerSeconds(d, m, scheduled, trans_s, agg_s);
   };
   std::vector<std::vector<LayerDecision>> decisions(st.iterations);
-  std::vector<double> regret_s(st.layers, 0);  // persistent placements: KeepOrReplan
+  // Persistent placements (KeepOrReplan): what staying has cost, per layer and group.
+  const int groups = st.ranks / st.expert_parallel;
+  std::vector<double> regret_s(static_cast<size_t>(st.layers) * groups, 0);
   std::vector<TokenMatrix> predicted(st.layers);
   for (int t = 0; t < st.iterations; ++t) {
     for (int l = 0; l < st.layers; ++l) {
       const TokenMatrix actual = st.routing.Matrix(t, l);
-      std::vector<Replica> reps;
       if (t > 0) {
         const TokenMatrix prev = st.routing.Matrix(t - 1, l);
         if (t == 1) {
@@ -135,14 +137,24 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
             }
           }
         }
-        reps = ProphetPlan(predicted[l], st.experts_per_rank, m, alpha, scheduled);
-        if (persistent) {
-          reps = KeepOrReplan(predicted[l], st.experts_per_rank, true, decisions[t - 1][l].replicas,
-                              std::move(reps), seconds, m, state, &regret_s[l])
-                     .replicas;
-        }
       }
-      decisions[t].push_back(ReplicatedPlacement(actual, st.experts_per_rank, reps, true));
+      // Each expert-parallel group is planned on its own rows (ep_groups.h).
+      decisions[t].push_back(
+          PerExpertParallelGroup(actual, st.expert_parallel, [&](int g, const TokenMatrix& rows) {
+            std::vector<Replica> reps;
+            if (t > 0) {
+              const TokenMatrix group_predicted = GroupRows(predicted[l], g, st.expert_parallel);
+              reps = ProphetPlan(group_predicted, st.experts_per_rank, m, alpha, scheduled);
+              if (persistent) {
+                reps = KeepOrReplan(
+                           group_predicted, st.experts_per_rank, true,
+                           GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
+                           std::move(reps), seconds, m, state, &regret_s[l * groups + g])
+                           .replicas;
+              }
+            }
+            return ReplicatedPlacement(rows, st.experts_per_rank, reps, true);
+          }));
     }
   }
   MoeSchedule sc;

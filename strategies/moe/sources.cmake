@@ -3,6 +3,7 @@ list(APPEND STRATEGY_SOURCES
   moe/routing.cpp
   moe/routing_trace.cpp
   moe/placement.cpp
+  moe/ep_groups.cpp
   moe/moe_setup.cpp
   moe/moe_cost.cpp
   moe/moe_graph.cpp
@@ -19,4 +20,5 @@ list(APPEND STRATEGY_TESTS
   moe/moe_strategies_test.cpp
   moe/pro_prophet_test.cpp
   moe/persistent_placement_test.cpp
+  moe/expert_data_parallel_test.cpp
 )
