@@ -61,6 +61,8 @@ TEST(MoeSummaryTest, DistributionExposureAndFigures) {
   figures.load_std_after = 10;
   figures.replicas = 1.5;
   figures.gpu_tokens_per_iteration = {{400, 200}, {350, 250}};
+  figures.expert_parallel = 64;
+  figures.expert_data_parallel = 4;
   Metrics m;
   m.peak_memory_bytes = {5, 7};
   const MoeSummary s = SummarizeMoe(f.g, f.t, 1, 2, figures, m);
@@ -86,6 +88,8 @@ TEST(MoeSummaryTest, DistributionExposureAndFigures) {
   EXPECT_EQ(s.gpu_tokens_per_iteration, figures.gpu_tokens_per_iteration);
   EXPECT_NE(json.find("\"gpu_tokens_per_iteration\":[[400.0,200.0],[350.0,250.0]]"),
             std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"expert_parallel\":64,\"expert_data_parallel\":4"), std::string::npos)
       << json;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/hardware.h"
+#include "core/scenario.h"
 #include "models/memory.h"
 #include "strategies/moe/ep_groups.h"
 #include "strategies/moe/moe_setup.h"
@@ -245,6 +246,29 @@ TEST(ExpertDataParallelTest, JoinGroupsIsBlockDiagonal) {
   EXPECT_EQ(d.replicas[1].owner, 2);
   EXPECT_EQ(d.replicas[1].holders, (std::vector<int>{3}));
   EXPECT_EQ(d.load_before, (std::vector<double>{9, 7, 11, 5}));
+}
+
+// The bundled 256-GPU scenario's groups, planned (not simulated) over one iteration.
+TEST(ExpertDataParallelTest, Dgx256ScenarioPlansFourCopiesOfGroupsOf64) {
+  Scenario s = LoadScenarioFile(std::string(STRATASIM_SOURCE_DIR) + "/scenarios/moe-dgx-256.yaml");
+  s.training.warmup_iterations = 0;
+  s.training.measured_iterations = 1;
+  ASSERT_EQ(s.cluster.NumGpus(), 256);
+  const Plan p = PlanStrategy(s, s.strategies.front());
+  EXPECT_EQ(p.moe->expert_parallel, 64);
+  EXPECT_EQ(p.moe->expert_data_parallel, 4);
+  size_t a2a = 0, edp = 0;
+  for (const Collective& c : p.graph.collectives()) {
+    if (c.kind == CollectiveKind::kAllToAll) {
+      ++a2a;
+      EXPECT_EQ(c.ranks.size(), 64u);
+    } else if (c.kind == CollectiveKind::kAllReduce && c.ranks.size() == 4u) {
+      ++edp;
+      EXPECT_EQ(c.ranks[1] - c.ranks[0], 64);
+    }
+  }
+  EXPECT_EQ(a2a, 12u * 4 * 4);  // layers x (dispatch, combine, their gradients) x groups
+  EXPECT_EQ(edp, 12u * 64);     // layers x group positions
 }
 
 TEST(ExpertDataParallelTest, BadInput) {

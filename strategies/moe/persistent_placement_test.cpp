@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "core/hardware.h"
 #include "strategies/moe/moe_setup.h"
 #include "strategies/moe/pro_prophet.h"
@@ -305,6 +306,21 @@ TEST(PersistentGraphTest, KeptCopiesAreNotSentAgainAndAllReduceTheirGradients) {
     EXPECT_EQ(resent.moe->placement_kept_fraction, 0) << kind;
     EXPECT_EQ(resent.moe->transfer_bytes_saved, 0) << kind;
     EXPECT_DOUBLE_EQ(resent.moe->placement_changes, copies / 2) << kind;
+  }
+}
+
+TEST(PersistentGraphTest, PersistentIsAFlag) {
+  const Scenario s = StableHotExpert(::testing::TempDir() + "persistent_flag_test");
+  for (const char* kind : {"prophet", "pro-prophet"}) {
+    try {
+      PlanStrategy(s, testing::SpecOf(kind, kind, {{"persistent", "sometimes"}}));
+      ADD_FAILURE() << kind << ": no error";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "s.yaml:9:5: strategies[0].options.persistent = \"sometimes\": must be true or "
+                "false")
+          << kind;
+    }
   }
 }
 
