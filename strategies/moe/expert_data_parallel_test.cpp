@@ -214,8 +214,12 @@ TEST(ExpertDataParallelTest, PlannersBalanceInsideEachGroup) {
   Scenario s = Moe8();
   s.model.sequence = 1024;  // enough tokens per expert for FasterMoE's model to shadow
   for (const char* kind : {"fastermoe", "prophet", "pro-prophet"}) {
-    const Plan p = PlanStrategy(
-        s, SpecOf("x", kind, {{"expert_parallel", "4"}, {"skew", "2"}, {"drift", "0"}}));
+    std::map<std::string, std::string> options = {
+        {"expert_parallel", "4"}, {"skew", "2"}, {"drift", "0"}};
+    // Pro-Prophet's stop rule, max - min device load < 3 x the mean (search_algorithm.py),
+    // already holds in a group of 4 GPUs with 2 experts each at this skew: loosen it.
+    if (std::string(kind) != "fastermoe") options["alpha"] = "1";
+    const Plan p = PlanStrategy(s, SpecOf("x", kind, options));
     EXPECT_GT(p.moe->replicas, 0) << kind;
     for (const Collective* c : Kind(p, CollectiveKind::kBroadcast)) {
       EXPECT_TRUE(SameGroup(c->ranks, 4)) << kind;

@@ -234,7 +234,8 @@ TEST(PersistentGraphTest, KeptCopiesAreNotSentAgainAndAllReduceTheirGradients) {
   const Scenario s = StableHotExpert(::testing::TempDir() + "persistent_graph_test");
   for (const char* kind : {"prophet", "pro-prophet"}) {
     const StrategySpec spec =
-        testing::SpecOf(kind, kind, {{"routing", "trace"}, {"trace", "t.txt"}});
+        testing::SpecOf(kind, kind,
+                        {{"routing", "trace"}, {"trace", "t.txt"}, {"persistent", "true"}});
     const Plan p = PlanStrategy(s, spec);
     OptionReader opt(spec, MoeRoutingOptions());
     const double params = ReadMoeSetup(s, spec, opt).expert_params;

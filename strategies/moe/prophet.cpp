@@ -98,9 +98,9 @@ const OptionSpecs& ProphetOptions() {
           Flag("persistent",
                "copies stay on their holders (which keep their Adam state; gradients "
                "all-reduced) until staying has cost, summed since the last switch, more than "
-               "sending the fresh plan's new copies their state; false: re-send every copy "
-               "every iteration")
-              .Default("true"),
+               "sending the fresh plan's new copies their state; false (the papers' design): "
+               "re-send every copy every iteration")
+              .Default("false"),
       });
   return options;
 }
