@@ -130,10 +130,14 @@ constexpr const char* kMoeCsvHeader =
     "moe.iteration_time_s.min,moe.iteration_time_s.max,moe.tokens_per_s,moe.baseline,"
     "moe.speedup,moe.load_std_before,moe.load_std_after,moe.load_balance_ratio,"
     "moe.exposed_a2a_s,moe.placement_s,moe.placement_exposed_s,moe.peak_memory_bytes,"
-    "moe.dropped_tokens,moe.replicas,moe.transfer_bytes";
+    "moe.dropped_tokens,moe.replicas,moe.transfer_bytes,moe.placement_changes,"
+    "moe.placement_kept_fraction,moe.transfer_bytes_saved,moe.expert_parallel,"
+    "moe.expert_data_parallel";
+
+constexpr int kMoeCsvColumns = 24;
 
 std::string MoeCsv(const StrategyResult& s) {
-  if (!s.ok || !s.moe) return std::string(18, ',');
+  if (!s.ok || !s.moe) return std::string(kMoeCsvColumns - 1, ',');
   const MoeSummary& m = *s.moe;
   auto finite = [](double v) { return std::isfinite(v) ? CsvNumber(v) : std::string(); };
   return std::to_string(m.top_k) + "," + CsvNumber(m.mean_s) + "," + CsvNumber(m.p50_s) + "," +
@@ -144,7 +148,10 @@ std::string MoeCsv(const StrategyResult& s) {
          finite(m.load_balance_ratio) + "," + CsvNumber(m.exposed_a2a_s) + "," +
          CsvNumber(m.placement_s) + "," + CsvNumber(m.placement_exposed_s) + "," +
          CsvBytes(m.peak_memory_bytes) + "," + CsvNumber(m.dropped_tokens) + "," +
-         CsvNumber(m.replicas) + "," + CsvBytes(m.transfer_bytes);
+         CsvNumber(m.replicas) + "," + CsvBytes(m.transfer_bytes) + "," +
+         CsvNumber(m.placement_changes) + "," + CsvNumber(m.placement_kept_fraction) + "," +
+         CsvNumber(m.transfer_bytes_saved) + "," + std::to_string(m.expert_parallel) + "," +
+         std::to_string(m.expert_data_parallel);
 }
 
 std::string ResultsToCsv(const RunResults& r) {

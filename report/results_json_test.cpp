@@ -165,11 +165,12 @@ TEST(ResultsCsvTest, HeaderAndRows) {
             "moe.iteration_time_s.max,moe.tokens_per_s,moe.baseline,moe.speedup,"
             "moe.load_std_before,moe.load_std_after,moe.load_balance_ratio,moe.exposed_a2a_s,"
             "moe.placement_s,moe.placement_exposed_s,moe.peak_memory_bytes,moe.dropped_tokens,"
-            "moe.replicas,moe.transfer_bytes");
+            "moe.replicas,moe.transfer_bytes,moe.placement_changes,moe.placement_kept_fraction,"
+            "moe.transfer_bytes_saved,moe.expert_parallel,moe.expert_data_parallel");
   // A strategy without pipeline or MoE figures leaves their columns empty.
   EXPECT_EQ(row,
             "ddp,data,true,2,0.3,213.333333,436906.667,2500,0.41,0,0.125,0,85899345920,,,,,,,,,," +
-                std::string(19, ','));
+                std::string(24, ','));
 }
 
 TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
@@ -178,7 +179,7 @@ TEST(ResultsCsvTest, QuotesFieldsWithSeparatorsQuotesAndNewlines) {
   // empty figures.
   EXPECT_NE(
       csv.find("\"pipe, \"\"v2\"\"\",pipeline,false,2,,,,,,,,,,,\"needs 4 GPUs,\nhas 2\",,,,,,,," +
-               std::string(19, ',') + "\n"),
+               std::string(24, ',') + "\n"),
       std::string::npos)
       << csv;
   EXPECT_EQ(csv, ResultsToCsv(Example()));
@@ -213,6 +214,11 @@ TEST(ResultsCsvTest, MoeColumns) {
   m.dropped_tokens = 0;
   m.replicas = 13.2;
   m.transfer_bytes = 421514956.8;
+  m.placement_changes = 11.2;
+  m.placement_kept_fraction = 0.99;
+  m.transfer_bytes_saved = -154400000;
+  m.expert_parallel = 16;
+  m.expert_data_parallel = 1;
   p.moe = m;
   r.strategies.push_back(p);
   m.baseline.clear();
@@ -230,7 +236,7 @@ TEST(ResultsCsvTest, MoeColumns) {
   EXPECT_EQ(row.substr(row.find(",16,0.05,")),
             ",16,0.05,0,0,0,0,0,0,0,0,,,,,,,,,,,1,0.044,0.0441,0.0447,0.0435,0.0448,369437,"
             "deepspeed-top1,2.64,1445,808.5,1.78726036,0.018,0.0086,0.006,1105954816,0,13.2,"
-            "421514957");
+            "421514957,11.2,0.99,-154400000,16,1");
   EXPECT_NE(perfect.find(",369437,,,1445,808.5,,0.018,"), std::string::npos) << perfect;
 }
 
@@ -304,13 +310,13 @@ TEST(ResultsCsvTest, PipelineColumnsAreAppended) {
   std::getline(in, row);
   std::getline(in, failed);
   EXPECT_EQ(row.substr(row.find(",,autopipe")),
-            ",,autopipe,\"3,5\",2,0.375,0.3125,0.0625,0.375,0.4" + std::string(19, ','));
-  EXPECT_EQ(failed.substr(failed.find(",no,")), ",no,,,,,,,," + std::string(19, ','));
+            ",,autopipe,\"3,5\",2,0.375,0.3125,0.0625,0.375,0.4" + std::string(24, ','));
+  EXPECT_EQ(failed.substr(failed.find(",no,")), ",no,,,,,,,," + std::string(24, ','));
   std::istringstream manual(ResultsToCsv(Pipelined(0)));
   std::getline(manual, header);
   std::getline(manual, row);
   EXPECT_EQ(row.substr(row.find(",,manual")),
-            ",,manual,\"3,5\",2,0.375,0.3125,0.0625,0.375," + std::string(19, ','));
+            ",,manual,\"3,5\",2,0.375,0.3125,0.0625,0.375," + std::string(24, ','));
 }
 
 }  // namespace
