@@ -61,6 +61,19 @@ TEST_P(Claims, ProphetIsFasterThanDeepSpeedMoe) {
   EXPECT_GT(Speedup("prophet-top" + k, "deepspeed-top" + k), 1.5);
 }
 
+// Over FasterMoE the direction holds for top-1 (1.11x in 10 iterations) and against FasterMoE as
+// released for both; against FasterMoE's shadowing as its paper models it, top-2 Prophet is
+// 1% slower: pinned (docs/moe.md, "The papers' claims").
+TEST_P(Claims, ProphetAgainstFasterMoe) {
+  const std::string k = GetParam();
+  EXPECT_GT(Speedup("prophet-top" + k, "fastermoe-released-top" + k), 1.0);
+  if (k == "1") {
+    EXPECT_GT(Speedup("prophet-top1", "fastermoe-top1"), 1.0);
+  } else {
+    EXPECT_LT(Speedup("prophet-top2", "fastermoe-top2"), 1.0);
+  }
+}
+
 // Pro-Prophet: "up to 2.66x speedup on MoE-GPT models compared to ... Deepspeed-MoE and
 // FasterMoE".
 TEST_P(Claims, ProProphetIsFasterThanDeepSpeedMoe) {
