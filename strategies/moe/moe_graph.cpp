@@ -9,8 +9,8 @@
 #include "models/fp8.h"
 #include "models/memory.h"
 #include "strategies/layer_tasks.h"
-#include "strategies/moe/persistent_placement.h"
 #include "strategies/moe/ep_groups.h"
+#include "strategies/moe/persistent_placement.h"
 
 namespace stratasim {
 namespace {

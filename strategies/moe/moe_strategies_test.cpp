@@ -11,6 +11,7 @@
 #include "strategies/moe/fastermoe.h"
 #include "strategies/moe/moe_cost.h"
 #include "strategies/moe/moe_setup.h"
+#include "strategies/moe/moe_test_util.h"
 #include "strategies/moe/pro_prophet.h"
 #include "strategies/moe/prophet.h"
 #include "strategies/moe/routing_trace.h"
@@ -22,29 +23,8 @@ namespace {
 
 using testing::SpecOf;
 
-// 8 A100s on NVSwitch, a 2-layer MoE with 8 experts, 128 tokens per GPU, 3 iterations.
-Scenario TinyMoe() {
-  testing::TinyGpt t;
-  t.layers = 2;
-  Scenario s = testing::TinyGptScenario(t);
-  s.model.kind = "moe";
-  s.model.experts = 8;
-  s.model.top_k = 1;
-  s.model.capacity_factor = 1.25;
-  s.training.warmup_iterations = 1;
-  s.training.measured_iterations = 2;
-  s.training.seed = 5;
-  s.cluster.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
-  return s;
-}
-
-std::vector<const Collective*> Kind(const Plan& p, CollectiveKind k) {
-  std::vector<const Collective*> out;
-  for (const Collective& c : p.graph.collectives()) {
-    if (c.kind == k) out.push_back(&c);
-  }
-  return out;
-}
+using testing::TinyMoe;
+constexpr auto Kind = &testing::CollectivesOfKind;
 
 TEST(MoeStrategiesTest, RoutedAllToAllVolumesEqualRoutingTimesTokenSize) {
   const Scenario s = TinyMoe();

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/hardware.h"
 #include "strategies/moe/moe_setup.h"
+#include "strategies/moe/moe_test_util.h"
 #include "strategies/moe/pro_prophet.h"
 #include "strategies/moe/routing_trace.h"
 #include "strategies/plan.h"
@@ -17,14 +18,7 @@
 namespace stratasim {
 namespace {
 
-MoeCostModel Model() {
-  MoeCostModel m;
-  m.token_s = 1e-6;
-  m.net_Bps = 1e9;
-  m.bytes_per_token = 1000;
-  m.expert_bytes = 1e5;
-  return m;
-}
+constexpr auto Model = &testing::UnitMoeCostModel;
 
 // 4 devices, expert x on device x, every device sending 700 tokens to `hot` and 10 to the rest.
 TokenMatrix HotOn(int hot) {
@@ -192,17 +186,8 @@ TEST(PersistentPlacementTest, FiguresOverTwoIterations) {
 // sends 800 of each GPU's tokens to expert 0 and 32 to each other expert: iteration 1's plan
 // (from iteration 0's counts) creates copies of expert 0, iteration 2's finds them still best.
 Scenario StableHotExpert(const std::string& dir) {
-  testing::TinyGpt t;
-  t.layers = 2;
-  Scenario s = testing::TinyGptScenario(t);
-  s.model.kind = "moe";
-  s.model.experts = 8;
-  s.model.top_k = 1;
-  s.model.capacity_factor = 1.25;
+  Scenario s = testing::TinyMoe();
   s.model.sequence = 1024;  // enough tokens for copies to pay for their state
-  s.training.warmup_iterations = 1;
-  s.training.measured_iterations = 2;
-  s.cluster.gpu_kinds.push_back(*FindBuiltinGpu("A100-SXM4-80GB"));
   std::filesystem::create_directories(dir);
   s.file = dir + "/s.yaml";
   Routing r(3, 2, 8, 8);
@@ -233,9 +218,8 @@ std::vector<const Collective*> Named(const Plan& p, const std::string& prefix) {
 TEST(PersistentGraphTest, KeptCopiesAreNotSentAgainAndAllReduceTheirGradients) {
   const Scenario s = StableHotExpert(::testing::TempDir() + "persistent_graph_test");
   for (const char* kind : {"prophet", "pro-prophet"}) {
-    const StrategySpec spec =
-        testing::SpecOf(kind, kind,
-                        {{"routing", "trace"}, {"trace", "t.txt"}, {"persistent", "true"}});
+    const StrategySpec spec = testing::SpecOf(
+        kind, kind, {{"routing", "trace"}, {"trace", "t.txt"}, {"persistent", "true"}});
     const Plan p = PlanStrategy(s, spec);
     OptionReader opt(spec, MoeRoutingOptions());
     const double params = ReadMoeSetup(s, spec, opt).expert_params;

@@ -157,11 +157,11 @@ Plan PlanProProphet(const Scenario& s, const StrategySpec& spec) {
               const TokenMatrix predicted = GroupRows(prev, g, st.expert_parallel);
               reps = ProProphetSearch(predicted, st.experts_per_rank, m, alpha, scheduled);
               if (persistent) {
-                reps = KeepOrReplan(
-                           predicted, st.experts_per_rank, false,
-                           GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
-                           std::move(reps), seconds, m, state, &regret_s[l * groups + g])
-                           .replicas;
+                reps =
+                    KeepOrReplan(predicted, st.experts_per_rank, false,
+                                 GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
+                                 std::move(reps), seconds, m, state, &regret_s[l * groups + g])
+                        .replicas;
               }
             }
             return ReplicatedPlacement(rows, st.experts_per_rank, reps, false);

@@ -5,21 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include "strategies/moe/moe_test_util.h"
 #include "strategies/moe/prophet.h"
 
 namespace stratasim {
 namespace {
 
-// 1 us per token of compute and of all-to-all (1000 bytes at 1 GB/s), 100 us per replica's
-// broadcast to every device (1e5 bytes at 1 GB/s).
-MoeCostModel Cheap() {
-  MoeCostModel m;
-  m.token_s = 1e-6;
-  m.net_Bps = 1e9;
-  m.bytes_per_token = 1000;
-  m.expert_bytes = 1e5;
-  return m;
-}
+constexpr auto Cheap = &testing::UnitMoeCostModel;
 
 // Two devices with two experts each: device loads 80 and 40 (difference 40) of I = 120
 // tokens, so alpha x I / D = 60 alpha and alpha x I / E = 30 alpha.

@@ -146,11 +146,11 @@ Plan PlanProphet(const Scenario& s, const StrategySpec& spec) {
               const TokenMatrix group_predicted = GroupRows(predicted[l], g, st.expert_parallel);
               reps = ProphetPlan(group_predicted, st.experts_per_rank, m, alpha, scheduled);
               if (persistent) {
-                reps = KeepOrReplan(
-                           group_predicted, st.experts_per_rank, true,
-                           GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
-                           std::move(reps), seconds, m, state, &regret_s[l * groups + g])
-                           .replicas;
+                reps =
+                    KeepOrReplan(group_predicted, st.experts_per_rank, true,
+                                 GroupReplicas(decisions[t - 1][l].replicas, g, st.expert_parallel),
+                                 std::move(reps), seconds, m, state, &regret_s[l * groups + g])
+                        .replicas;
               }
             }
             return ReplicatedPlacement(rows, st.experts_per_rank, reps, true);
